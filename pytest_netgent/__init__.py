@@ -1,0 +1,41 @@
+"""pytest-netgent: web-application workflows as pytest items, compiled once, replayed fast.
+
+Workflows are ``*.netgent.yaml`` files of natural-language states; their compiled
+automata live in ``__netgent__/`` beside them and replay headless with no LLM.
+"""
+
+from __future__ import annotations
+
+from .automaton import Action, Automaton, Check, State
+from .engine import RunResult, TimelineEvent
+from .errors import (
+    BrowserError,
+    CacheError,
+    NetgentError,
+    ReplayError,
+    SecretError,
+    WorkflowSpecError,
+)
+from .runner import NetgentBrowser
+from .spec import StateSpec, Workflow, workflow_schema
+
+__all__ = [
+    "Action",
+    "Automaton",
+    "BrowserError",
+    "CacheError",
+    "Check",
+    "NetgentBrowser",
+    "NetgentError",
+    "ReplayError",
+    "RunResult",
+    "SecretError",
+    "State",
+    "StateSpec",
+    "TimelineEvent",
+    "Workflow",
+    "WorkflowSpecError",
+    "workflow_schema",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,366 @@
+"""The action registry: every browser action a state may perform.
+
+Each action waits explicitly for what it needs (an element to exist and accept the
+input, a tab to open) up to the action timeout, polling at a short interval with no
+fixed delay, and fails with an :class:`ActionFailed` that says what was not found where.
+Parameters arrive with placeholders already substituted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NetgentError
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.remote.webelement import WebElement
+
+POLL = 0.03
+"""Seconds between two attempts while waiting for an element."""
+
+
+class ActionFailed(NetgentError):
+    """An action could not be carried out; the message says what and where."""
+
+
+_KEYS = {
+    "enter": "ENTER",
+    "return": "RETURN",
+    "tab": "TAB",
+    "escape": "ESCAPE",
+    "esc": "ESCAPE",
+    "space": "SPACE",
+    "backspace": "BACKSPACE",
+    "delete": "DELETE",
+    "arrowdown": "ARROW_DOWN",
+    "down": "ARROW_DOWN",
+    "arrowup": "ARROW_UP",
+    "up": "ARROW_UP",
+    "arrowleft": "ARROW_LEFT",
+    "left": "ARROW_LEFT",
+    "arrowright": "ARROW_RIGHT",
+    "right": "ARROW_RIGHT",
+    "pagedown": "PAGE_DOWN",
+    "pageup": "PAGE_UP",
+    "home": "HOME",
+    "end": "END",
+    **{f"f{i}": f"F{i}" for i in range(1, 13)},
+}
+
+
+def key_value(name: str) -> str:
+    """The WebDriver key for ``name`` ("Enter", "Page Down", "a"), or ActionFailed."""
+    from selenium.webdriver.common.keys import Keys
+
+    if len(name) == 1:
+        return name
+    norm = name.lower().replace(" ", "").replace("_", "").replace("-", "")
+    if norm in _KEYS:
+        return str(getattr(Keys, _KEYS[norm]))
+    raise ActionFailed(
+        f"press_key: unknown key {name!r}; use a single character or one of "
+        + ", ".join(sorted({k for k in _KEYS if len(k) > 2}))
+    )
+
+
+class Actions:
+    """Executes actions on one driver; ``timeout`` bounds every explicit wait."""
+
+    def __init__(
+        self,
+        driver: WebDriver,
+        timeout: float,
+        check_url: Callable[[str], None],
+        deadline: float | None = None,
+    ) -> None:
+        self.driver = driver
+        self.timeout = timeout
+        self.check_url = check_url
+        self.deadline = deadline
+        self._registry: dict[str, Callable[[dict[str, Any]], None]] = {
+            "navigate": self.navigate,
+            "click": self.click,
+            "type": self.type,
+            "press_key": self.press_key,
+            "scroll": self.scroll,
+            "scroll_to": self.scroll_to,
+            "hover": self.hover,
+            "select": self.select,
+            "wait": self.wait,
+            "switch_tab": self.switch_tab,
+            "go_back": self.go_back,
+        }
+
+    def run(self, kind: str, params: dict[str, Any]) -> None:
+        """Carry out one action of type ``kind``."""
+        try:
+            handler = self._registry[kind]
+        except KeyError:
+            raise ActionFailed(f"unknown action type {kind!r}") from None
+        handler(params)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _where(self) -> str:
+        try:
+            return f"on {self.driver.current_url} (title {self.driver.title!r})"
+        except Exception:  # the page may be gone; the report still needs a sentence
+            return "on the current page"
+
+    def _until(self, what: str, attempt: Callable[[], Any]) -> Any:
+        """Retry ``attempt`` until it returns something truthy or the timeout passes."""
+        from selenium.common.exceptions import (
+            ElementClickInterceptedException,
+            ElementNotInteractableException,
+            InvalidElementStateException,
+            NoSuchElementException,
+            StaleElementReferenceException,
+        )
+
+        retry = (
+            ElementClickInterceptedException,
+            ElementNotInteractableException,
+            InvalidElementStateException,
+            NoSuchElementException,
+            StaleElementReferenceException,
+        )
+        end = time.monotonic() + self.timeout
+        last = ""
+        while True:
+            try:
+                result = attempt()
+                if result:
+                    return result
+            except retry as exc:
+                last = _short(exc)
+            if time.monotonic() >= end:
+                detail = f": {last}" if last else ""
+                raise ActionFailed(
+                    f"{what} {self._where()} after waiting {self.timeout:g}s{detail}"
+                )
+            time.sleep(POLL)
+
+    def _element(self, params: dict[str, Any], action: str) -> WebElement:
+        """The first visible element matching ``by``/``selector``, waited for."""
+        by, selector = params.get("by", "css selector"), params["selector"]
+
+        def find() -> WebElement | None:
+            found = self.driver.find_elements(by, selector)
+            if len(found) == 1:
+                return found[0]
+            return next((e for e in found if e.is_displayed()), None)
+
+        found: WebElement = self._until(
+            f"{action}: no visible element matches {by} {selector!r}", find
+        )
+        return found
+
+    # ------------------------------------------------------------------ actions
+
+    def navigate(self, params: dict[str, Any]) -> None:
+        """Open ``url`` (checked against the allowed hosts first)."""
+        url = str(params["url"])
+        self.check_url(url)
+        from selenium.common.exceptions import TimeoutException, WebDriverException
+
+        try:
+            self.driver.get(url)
+        except TimeoutException:
+            raise ActionFailed(f"navigate: {url} did not finish loading in time") from None
+        except WebDriverException as exc:
+            raise ActionFailed(f"navigate: cannot open {url}: {_short(exc)}") from None
+
+    def click(self, params: dict[str, Any]) -> None:
+        """Click the element; fall back to ``x``/``y`` viewport coordinates if given."""
+        if "selector" not in params:
+            self._click_at(params["x"], params["y"])
+            return
+        if "x" in params and "y" in params:
+            try:
+                self._click_element(params)
+            except ActionFailed:
+                self._click_at(params["x"], params["y"])
+            return
+        self._click_element(params)
+
+    def _click_element(self, params: dict[str, Any]) -> None:
+        by, selector = params.get("by", "css selector"), params["selector"]
+
+        def attempt() -> bool:
+            found = self.driver.find_elements(by, selector)
+            if not found:
+                return False
+            element = found[0]
+            if len(found) > 1:
+                element = next((e for e in found if e.is_displayed()), found[0])
+            element.click()
+            return True
+
+        self._until(f"click: no clickable element matches {by} {selector!r}", attempt)
+
+    def _click_at(self, x: Any, y: Any) -> None:
+        from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+        builder = ActionBuilder(self.driver)
+        builder.pointer_action.move_to_location(int(x), int(y))
+        builder.pointer_action.click()
+        builder.perform()
+
+    def type(self, params: dict[str, Any]) -> None:
+        """Type ``text`` into the element (cleared first unless ``clear: false``)."""
+        text = str(params["text"])
+        if "selector" not in params:
+            from selenium.webdriver.common.action_chains import ActionChains
+
+            ActionChains(self.driver).send_keys(text).perform()
+            return
+        by, selector = params.get("by", "css selector"), params["selector"]
+        clear = params.get("clear", True)
+
+        def attempt() -> bool:
+            found = self.driver.find_elements(by, selector)
+            if not found:
+                return False
+            element = found[0]
+            if len(found) > 1:
+                element = next((e for e in found if e.is_displayed()), found[0])
+            if clear:
+                element.clear()
+            element.send_keys(text)
+            return True
+
+        self._until(f"type: no editable element matches {by} {selector!r}", attempt)
+
+    def press_key(self, params: dict[str, Any]) -> None:
+        """Press ``key`` in the focused element, or in ``by``/``selector`` if given."""
+        key = key_value(str(params["key"]))
+        if "selector" in params:
+            self._element(params, "press_key").send_keys(key)
+            return
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        ActionChains(self.driver).send_keys(key).perform()
+
+    def scroll(self, params: dict[str, Any]) -> None:
+        """Scroll ``direction`` (down) by ``amount`` pixels (0.8 viewport), ``times`` times.
+
+        Between repeated scrolls it waits for the page to settle (scroll end, at most
+        250 ms), so that infinite-scroll pages see each step.
+        """
+        direction = str(params.get("direction", "down")).lower()
+        if direction not in ("down", "up", "left", "right"):
+            raise ActionFailed(f"scroll: direction {direction!r} is not down, up, left or right")
+        times = int(params.get("times", 1))
+        amount = params.get("amount")
+        target = self._element(params, "scroll") if "selector" in params else None
+        self.driver.execute_async_script(
+            _SCROLL_JS, target, direction, None if amount is None else float(amount), times
+        )
+
+    def scroll_to(self, params: dict[str, Any]) -> None:
+        """Scroll the element into the middle of the viewport."""
+        element = self._element(params, "scroll_to")
+        self.driver.execute_script(
+            "arguments[0].scrollIntoView({block: 'center', inline: 'nearest'});", element
+        )
+
+    def hover(self, params: dict[str, Any]) -> None:
+        """Move the pointer over the element."""
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        element = self._element(params, "hover")
+        ActionChains(self.driver).move_to_element(element).perform()
+
+    def select(self, params: dict[str, Any]) -> None:
+        """Choose an option of a ``<select>`` by ``text``, ``value`` or ``index``."""
+        from selenium.common.exceptions import NoSuchElementException
+        from selenium.webdriver.support.select import Select
+
+        by, selector = params.get("by", "css selector"), params["selector"]
+        if not any(k in params for k in ("text", "value", "index")):
+            raise ActionFailed("select: give the option's 'text', 'value' or 'index'")
+
+        def attempt() -> bool:
+            found = self.driver.find_elements(by, selector)
+            if not found:
+                return False
+            menu = Select(found[0])
+            try:
+                if "text" in params:
+                    menu.select_by_visible_text(str(params["text"]))
+                elif "value" in params:
+                    menu.select_by_value(str(params["value"]))
+                else:
+                    menu.select_by_index(int(params["index"]))
+            except NoSuchElementException:
+                return False
+            return True
+
+        choice = {k: params[k] for k in ("text", "value", "index") if k in params}
+        self._until(f"select: no option {choice} in {by} {selector!r}", attempt)
+
+    def wait(self, params: dict[str, Any]) -> None:
+        """Stay on the page for ``seconds`` (cut short by the workflow timeout)."""
+        seconds = float(params["seconds"])
+        if self.deadline is not None:
+            seconds = min(seconds, max(0.0, self.deadline - time.monotonic()))
+        time.sleep(seconds)
+
+    def switch_tab(self, params: dict[str, Any]) -> None:
+        """Switch to tab ``index`` (default -1, the newest), or the one whose URL or title
+        contains ``url`` / ``title``; waits for a new tab to open."""
+        before = self.driver.current_window_handle
+
+        def attempt() -> str | None:
+            handles = self.driver.window_handles
+            if "url" in params or "title" in params:
+                for handle in handles:
+                    self.driver.switch_to.window(handle)
+                    if str(params.get("url", "")) in self.driver.current_url and str(
+                        params.get("title", "")
+                    ) in self.driver.title:
+                        return handle
+                self.driver.switch_to.window(before)
+                return None
+            index = int(params.get("index", -1))
+            if index == -1 and len(handles) < 2:
+                return None  # the new tab is not open yet
+            if not -len(handles) <= index < len(handles):
+                return None
+            return handles[index]
+
+        handle = self._until(f"switch_tab: no tab matches {params}", attempt)
+        self.driver.switch_to.window(handle)
+
+    def go_back(self, params: dict[str, Any]) -> None:
+        """Go back one page in the tab's history."""
+        self.driver.back()
+
+
+_SCROLL_JS = """
+const [target, direction, amount, times, done] = arguments;
+const box = target || window;
+const size = target ? target.clientHeight : window.innerHeight;
+const step = amount === null ? Math.round(size * 0.8) : amount;
+const dx = direction === "left" ? -step : direction === "right" ? step : 0;
+const dy = direction === "up" ? -step : direction === "down" ? step : 0;
+let left = times;
+function once() {
+  if (left-- <= 0) { done(); return; }
+  box.scrollBy(dx, dy);
+  if (left <= 0) { done(); return; }
+  let settled = false;
+  const next = () => { if (!settled) { settled = true; once(); } };
+  (target || document).addEventListener("scrollend", next, {once: true});
+  setTimeout(next, 250);
+}
+once();
+"""
+
+
+def _short(exc: Exception) -> str:
+    msg = getattr(exc, "msg", None) or str(exc)
+    return str(msg).strip().splitlines()[0] if msg else type(exc).__name__

@@ -1,0 +1,183 @@
+// Evaluate every candidate state's checks in the page, in one WebDriver round trip.
+//
+// Called with execute_async_script(source, states, options): states is a list of
+// {checks: [{type, params}]} with placeholders already substituted; options holds
+//   exclude: {state, doc, href} or null: a state that just ran and may not fire again
+//            while the page (document and URL) is unchanged,
+//   wait_ms: how long to wait in the page for a state to match before answering,
+//   poll_ms: the longest pause between evaluations while waiting.
+// It re-evaluates on every DOM mutation (debounced) and at least every poll_ms, and
+// answers as soon as an eligible state matches or wait_ms has passed, so waiting is
+// event-driven with no fixed sleep and no extra round trips.
+const states = arguments[0];
+const options = arguments[1];
+const done = arguments[arguments.length - 1];
+
+if (!window.__netgentDoc) {
+  window.__netgentDoc = Date.now().toString(36) + Math.random().toString(36).slice(2);
+}
+const doc = window.__netgentDoc;
+const fnCache = window.__netgentFns || (window.__netgentFns = new Map());
+
+function findAll(by, selector) {
+  switch (by) {
+    case "css selector":
+      return Array.from(document.querySelectorAll(selector));
+    case "id":
+      return Array.from(document.querySelectorAll("#" + CSS.escape(selector)));
+    case "name":
+      return Array.from(document.getElementsByName(selector));
+    case "class name":
+      return Array.from(document.getElementsByClassName(selector));
+    case "tag name":
+      return Array.from(document.getElementsByTagName(selector));
+    case "xpath": {
+      const snap = document.evaluate(selector, document, null,
+        XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+      const out = [];
+      for (let i = 0; i < snap.snapshotLength; i++) out.push(snap.snapshotItem(i));
+      return out;
+    }
+    case "link text":
+      return Array.from(document.querySelectorAll("a")).filter(
+        (a) => a.innerText.trim() === selector);
+    case "partial link text":
+      return Array.from(document.querySelectorAll("a")).filter(
+        (a) => a.innerText.includes(selector));
+    default:
+      throw new Error("unknown 'by': " + by);
+  }
+}
+
+function isVisible(el) {
+  if (!(el instanceof Element)) return false;
+  if (el.checkVisibility &&
+      !el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})) return false;
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && r.height > 0;
+}
+
+function normalise(url, ignore) {
+  const u = new URL(url, location.href);
+  if (ignore === true) u.search = "";
+  else if (Array.isArray(ignore)) ignore.forEach((k) => u.searchParams.delete(k));
+  return u.href;
+}
+
+function compare(actual, expected, match) {
+  switch (match) {
+    case "exact": return actual === expected;
+    case "prefix": return actual.startsWith(expected);
+    case "contains": return actual.includes(expected);
+    case "pattern": return new RegExp(expected).test(actual);
+    default: throw new Error("unknown 'match': " + match);
+  }
+}
+
+function evaluate() {
+  let bodyText = null;
+  const text = () => (bodyText === null
+    ? (bodyText = document.body ? document.body.innerText : "") : bodyText);
+  const href = location.href;
+  const results = [];
+  const matched = [];
+  for (let i = 0; i < states.length; i++) {
+    const checks = states[i].checks;
+    const row = [];
+    let all = true;
+    for (const check of checks) {
+      const p = check.params;
+      let ok = false;
+      let err = "";
+      try {
+        switch (check.type) {
+          case "url": {
+            const match = p.match || "exact";
+            const actual = p.ignore_query ? normalise(href, p.ignore_query) : href;
+            const expected = match === "pattern" ? p.url
+              : (p.ignore_query ? normalise(p.url, p.ignore_query) : p.url);
+            ok = compare(actual, expected, match);
+            break;
+          }
+          case "element": {
+            const found = findAll(p.by, p.selector);
+            ok = p.visible === false ? found.length > 0 : found.some(isVisible);
+            if (!ok) err = found.length ? "present but not visible" : "not found";
+            break;
+          }
+          case "text":
+            ok = text().includes(p.text);
+            break;
+          case "title":
+            ok = compare(document.title, p.title, p.match || "contains");
+            break;
+          case "script": {
+            let fn = fnCache.get(p.script);
+            if (!fn) {
+              fn = new Function("return (" + p.script + "\n);");
+              fnCache.set(p.script, fn);
+            }
+            ok = Boolean(fn());
+            break;
+          }
+          default:
+            err = "unknown check type " + check.type;
+        }
+      } catch (e) {
+        ok = false;
+        err = String(e && e.message || e);
+      }
+      row.push(err ? [ok, err] : [ok]);
+      all = all && ok;
+    }
+    results.push(row);
+    const ex = options.exclude;
+    const excluded = ex && ex.state === i && ex.doc === doc && ex.href === href;
+    if (all && !excluded) matched.push(i);
+  }
+  return {doc, href, title: document.title, results, matched,
+          ready: document.readyState};
+}
+
+const started = performance.now();
+let finished = false;
+let timer = null;
+let observer = null;
+
+function finish(result) {
+  if (finished) return;
+  finished = true;
+  if (observer) observer.disconnect();
+  if (timer) clearTimeout(timer);
+  done(result);
+}
+
+function step() {
+  if (finished) return;
+  timer = null;
+  let result;
+  try {
+    result = evaluate();
+  } catch (e) {
+    finish({error: String(e && e.message || e)});
+    return;
+  }
+  const elapsed = performance.now() - started;
+  if (result.matched.length || elapsed >= options.wait_ms) {
+    finish(result);
+    return;
+  }
+  const pause = Math.min(options.poll_ms, options.wait_ms - elapsed);
+  timer = setTimeout(step, Math.max(0, pause));
+}
+
+if (options.wait_ms > 0 && typeof MutationObserver !== "undefined" && document.documentElement) {
+  observer = new MutationObserver(() => {
+    if (finished) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(step, 0);
+  });
+  observer.observe(document.documentElement,
+    {subtree: true, childList: true, attributes: true, characterData: true});
+}
+step();

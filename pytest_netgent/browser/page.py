@@ -1,0 +1,83 @@
+"""One engine tick: every candidate state's checks evaluated in the page at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+
+@cache
+def checks_source() -> str:
+    """The JavaScript of ``checks.js``, read once per process."""
+    return resources.files(__package__).joinpath("checks.js").read_text(encoding="utf-8")
+
+
+@dataclass
+class Tick:
+    """What one evaluation saw: the page and each state's check results."""
+
+    doc: str = ""
+    href: str = ""
+    title: str = ""
+    results: list[list[tuple[bool, str]]] = field(default_factory=list)
+    matched: list[int] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the page answered (it may not while it navigates)."""
+        return not self.error
+
+
+def evaluate(
+    driver: WebDriver,
+    states: list[dict[str, Any]],
+    exclude: dict[str, Any] | None,
+    wait_ms: int,
+    poll_ms: int = 50,
+) -> Tick:
+    """Evaluate ``states``' checks, waiting in the page up to ``wait_ms`` for a match.
+
+    Exactly one WebDriver command. A page that navigates away while the script waits
+    answers with ``error`` set; the caller simply evaluates again on the new page.
+    """
+    from selenium.common.exceptions import (
+        JavascriptException,
+        NoSuchWindowException,
+        TimeoutException,
+        WebDriverException,
+    )
+
+    try:
+        raw = driver.execute_async_script(
+            checks_source(), states, {"exclude": exclude, "wait_ms": wait_ms, "poll_ms": poll_ms}
+        )
+    except (JavascriptException, TimeoutException) as exc:
+        return Tick(error=_line(exc))
+    except NoSuchWindowException as exc:
+        return Tick(error="window closed: " + _line(exc))
+    except WebDriverException as exc:
+        # "unexpected alert", "target frame detached" and similar passing states
+        return Tick(error=_line(exc))
+    if not isinstance(raw, dict):
+        return Tick(error=f"unexpected answer from the page: {raw!r}")
+    if raw.get("error"):
+        return Tick(error=str(raw["error"]))
+    return Tick(
+        doc=str(raw["doc"]),
+        href=str(raw["href"]),
+        title=str(raw["title"]),
+        results=[[(bool(c[0]), str(c[1]) if len(c) > 1 else "") for c in row]
+                 for row in raw["results"]],
+        matched=[int(i) for i in raw["matched"]],
+    )
+
+
+def _line(exc: Exception) -> str:
+    msg = getattr(exc, "msg", None) or str(exc)
+    return str(msg).strip().splitlines()[0] if msg else type(exc).__name__

@@ -1,0 +1,186 @@
+"""Starting, resetting and stopping the browser of one pytest process (or xdist worker).
+
+Chromium is driven through Selenium with the system ``chromium`` and ``chromedriver``
+found on PATH, or through SeleniumBase's UC mode for sites that block automation. Nothing
+is ever downloaded: both executables are located up front, with a clear error if missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ..errors import BrowserError
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+# Flags that keep a headless Chromium from reaching out to the internet on its own
+# (component updates, sync, field trials) and make it work as root in containers.
+QUIET_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-features=Translate,OptimizationHints,MediaRouter",
+    "--no-default-browser-check",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--autoplay-policy=no-user-gesture-required",
+)
+
+INSTALL_HINT = "install it with 'apt-get install -y chromium chromium-driver'"
+
+
+@dataclass
+class BrowserOptions:
+    """How to start the browser; built from the ``--netgent-*`` options."""
+
+    headless: bool = True
+    uc: bool = False
+    args: list[str] = field(default_factory=list)
+    chromium: str = ""
+    chromedriver: str = ""
+    window_size: tuple[int, int] = (1280, 900)
+    page_load_timeout: float = 60.0
+
+    def locate(self) -> tuple[str, str]:
+        """Absolute paths of Chromium and ChromeDriver, or a :class:`BrowserError`."""
+        browser = self.chromium or next(
+            (p for p in (shutil.which(n) for n in CHROMIUM_NAMES) if p), ""
+        )
+        if not browser or not os.path.exists(browser):
+            raise BrowserError(
+                f"Chromium not found ({self.chromium or 'none of ' + ', '.join(CHROMIUM_NAMES)}"
+                f" on PATH): {INSTALL_HINT}, or pass --netgent-chromium PATH"
+            )
+        driver = self.chromedriver or shutil.which("chromedriver") or ""
+        if not driver or not os.path.exists(driver):
+            raise BrowserError(
+                f"chromedriver not found ({self.chromedriver or 'not on PATH'}): "
+                f"{INSTALL_HINT}, or pass --netgent-chromedriver PATH"
+            )
+        return browser, driver
+
+    def chromium_args(self) -> list[str]:
+        """Every command-line flag Chromium is started with."""
+        args = list(QUIET_ARGS)
+        if self.headless:
+            args.append("--headless=new")
+        args.append(f"--window-size={self.window_size[0]},{self.window_size[1]}")
+        args.extend(self.args)
+        return args
+
+
+def start_browser(options: BrowserOptions) -> WebDriver:
+    """Start a Chromium WebDriver session as ``options`` say."""
+    browser, driver_path = options.locate()
+    if options.uc:
+        return _start_uc(options, browser, driver_path)
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.service import Service
+
+    chrome_options = webdriver.ChromeOptions()
+    chrome_options.binary_location = browser
+    for arg in options.chromium_args():
+        chrome_options.add_argument(arg)
+    chrome_options.add_experimental_option("excludeSwitches", ["enable-automation"])
+    chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF"})
+    try:
+        driver = webdriver.Chrome(service=Service(driver_path), options=chrome_options)
+    except WebDriverException as exc:
+        raise BrowserError(
+            f"Chromium ({browser}) did not start through {driver_path}: "
+            f"{_first_line(exc.msg)}; check that chromium and chromium-driver are the same "
+            "version, or pass flags with --netgent-browser-arg"
+        ) from None
+    driver.set_page_load_timeout(options.page_load_timeout)
+    return driver
+
+
+def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDriver:
+    """SeleniumBase UC mode, with the system driver and no download attempt."""
+    # SeleniumBase looks for its drivers in its own folder and downloads one when it is
+    # missing; putting the system chromedriver there first keeps it offline and quiet.
+    try:
+        import seleniumbase
+        from seleniumbase import Driver
+    except ImportError as exc:  # pragma: no cover - seleniumbase is a dependency
+        raise BrowserError(f"--netgent-uc needs seleniumbase: {exc}") from None
+    drivers = os.path.join(os.path.dirname(seleniumbase.__file__), "drivers")
+    for name in ("chromedriver", "uc_driver"):
+        target = os.path.join(drivers, name)
+        if not os.path.exists(target):
+            with contextlib.suppress(OSError):
+                shutil.copy2(driver_path, target)
+    logging.getLogger("seleniumbase").setLevel(logging.ERROR)
+    quiet = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            driver: WebDriver = Driver(
+                uc=True,
+                headless2=options.headless,
+                binary_location=browser,
+                chromium_arg=",".join(a for a in options.chromium_args() if "headless" not in a),
+                no_sandbox=True,
+            )
+    except Exception as exc:
+        raise BrowserError(
+            f"SeleniumBase UC mode did not start Chromium ({browser}): {_first_line(str(exc))}"
+            f"; output: {_first_line(quiet.getvalue())}"
+        ) from None
+    driver.set_page_load_timeout(options.page_load_timeout)
+    return driver
+
+
+def _first_line(text: Any) -> str:
+    lines = str(text or "").strip().splitlines()
+    return lines[0] if lines else "(no message)"
+
+
+def origin_of(url: str) -> str | None:
+    """``scheme://host[:port]`` of an http(s) URL, else ``None``."""
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return f"{parts.scheme}://{parts.netloc}"
+    return None
+
+
+def reset_browser(driver: WebDriver, origins: set[str]) -> None:
+    """Make the browser as new for the next item: one blank tab, no cookies or storage.
+
+    ``origins`` are the sites the item visited; their storage (local and session storage,
+    IndexedDB, cache storage, service workers) is cleared through the DevTools protocol.
+    """
+    handles = driver.window_handles
+    keep = handles[0]
+    for handle in handles[1:]:
+        driver.switch_to.window(handle)
+        if (origin := origin_of(driver.current_url)) is not None:
+            origins.add(origin)
+        driver.close()
+    driver.switch_to.window(keep)
+    if (origin := origin_of(driver.current_url)) is not None:
+        origins.add(origin)
+    driver.get("about:blank")
+    cdp = getattr(driver, "execute_cdp_cmd", None)
+    if cdp is None:
+        # A remote session without CDP: cookies of the current origin only.
+        driver.delete_all_cookies()
+        return
+    cdp("Network.clearBrowserCookies", {})
+    for origin in sorted(origins):
+        cdp("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})

@@ -1,0 +1,205 @@
+"""Collection of ``*.netgent.yaml`` files into test items, and their failure reports."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .engine import RunResult
+from .errors import NetgentError, WorkflowSpecError
+from .spec import BadDocument, LoadedWorkflow, Scalar, load_workflows
+
+WORKFLOW_SUFFIXES = (".netgent.yaml", ".netgent.yml")
+
+result_key = pytest.StashKey[RunResult]()
+"""``item.stash[result_key]``: the :class:`RunResult` of a workflow item that ran."""
+
+
+def is_workflow_file(path: Path) -> bool:
+    """Whether pytest should collect ``path`` as a workflow file."""
+    return path.name.endswith(WORKFLOW_SUFFIXES)
+
+
+class WorkflowFile(pytest.File):
+    """A workflow file: one item per workflow and parameter combination.
+
+    A document that fails to load becomes one item that errors with the file, line and
+    fix, so the rest of the file and of the session still runs.
+    """
+
+    def collect(self) -> list[pytest.Item]:
+        items: list[pytest.Item] = []
+        for doc in load_workflows(self.path):
+            if isinstance(doc, BadDocument):
+                items.append(
+                    WorkflowErrorItem.from_parent(
+                        self, name=doc.name, error=doc.error, line=doc.line
+                    )
+                )
+                continue
+            for param_id, values in doc.workflow.parameter_sets():
+                name = f"{doc.workflow.name}[{param_id}]" if param_id else doc.workflow.name
+                try:
+                    marks = _marks(doc)
+                except WorkflowSpecError as exc:
+                    items.append(
+                        WorkflowErrorItem.from_parent(self, name=name, error=exc, line=doc.line)
+                    )
+                    continue
+                item = WorkflowItem.from_parent(
+                    self,
+                    name=name,
+                    originalname=doc.workflow.name,
+                    callobj=_make_test(),
+                    loaded=doc,
+                    params=values,
+                )
+                for mark in marks:
+                    item.add_marker(mark)
+                items.append(item)
+        return items
+
+
+def _marks(doc: LoadedWorkflow) -> list[pytest.MarkDecorator]:
+    wf = doc.workflow
+    marks = [pytest.mark.netgent]
+    if wf.group:
+        marks.append(pytest.mark.xdist_group(name=wf.group))
+    for i, entry in enumerate(wf.marks):
+        line = doc.line_of("marks", i)
+        if isinstance(entry, str):
+            name, args = entry, None
+        elif len(entry) == 1:
+            name, args = next(iter(entry.items()))
+        else:
+            raise WorkflowSpecError(
+                doc.path, line, "a mark is a name or a one-key map like {skip: 'reason'}"
+            )
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(name)):
+            raise WorkflowSpecError(doc.path, line, f"{name!r} is not a valid mark name")
+        try:
+            decorator = getattr(pytest.mark, str(name))
+        except (Warning, pytest.UsageError, pytest.fail.Exception) as exc:
+            # --strict-markers, or the unknown-mark warning turned into an error
+            raise WorkflowSpecError(
+                doc.path,
+                line,
+                f"unknown mark {name!r}: register it under 'markers' in the pytest "
+                f"configuration ({str(exc).splitlines()[0]})",
+            ) from None
+        if args is None:
+            marks.append(decorator)
+        elif isinstance(args, str):
+            marks.append(decorator(reason=args))
+        elif isinstance(args, dict):
+            marks.append(decorator(**args))
+        elif isinstance(args, list):
+            marks.append(decorator(*args))
+        else:
+            raise WorkflowSpecError(
+                doc.path,
+                line,
+                f"mark {name!r} takes a reason string or a map of arguments, got {args!r}",
+            )
+    return marks
+
+
+def _make_test() -> Any:
+    def netgent_workflow(request: pytest.FixtureRequest, netgent_browser: Any) -> None:
+        """Replay the workflow of this item (see pytest_netgent.collect)."""
+        __tracebackhide__ = True
+        item = request.node
+        assert isinstance(item, WorkflowItem)
+        item.run_workflow(netgent_browser)
+
+    return netgent_workflow
+
+
+class WorkflowItem(pytest.Function):
+    """One workflow (with one set of parameter values) as a pytest test item."""
+
+    def __init__(
+        self,
+        *,
+        loaded: LoadedWorkflow,
+        params: dict[str, Scalar],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.loaded = loaded
+        self.params = params
+
+    @property
+    def heal_command(self) -> str:
+        """The command that re-records this item's states."""
+        return f"pytest --netgent-record '{self.nodeid}'"
+
+    def artifacts_dir(self, root: Path) -> Path:
+        """This item's folder under ``--netgent-artifacts``."""
+        safe = re.sub(r"[^A-Za-z0-9_.=\[\]-]+", "_", self.nodeid).strip("_")
+        return root / safe
+
+    def run_workflow(self, browser: Any) -> None:
+        """Replay this item's workflow on ``browser`` (a NetgentBrowser)."""
+        __tracebackhide__ = True
+        result = browser.run(
+            self.loaded,
+            params=self.params,
+            heal=self.heal_command,
+            artifacts=self.artifacts_dir(browser.settings.artifacts),
+            check=False,
+        )
+        self.stash[result_key] = result
+        self.add_report_section("call", "netgent timeline", _timeline_text(result))
+        self.ihook.pytest_netgent_run_finished(item=self, result=result)
+        if result.error is not None:
+            raise result.error
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.loaded.line - 1, f"workflow {self.loaded.workflow.name}"
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> Any:
+        if isinstance(excinfo.value, NetgentError):
+            return excinfo.value.report()
+        return super().repr_failure(excinfo, style=style)
+
+
+class WorkflowErrorItem(pytest.Item):
+    """Stands for a workflow document that could not be loaded; errors at setup."""
+
+    def __init__(self, *, error: NetgentError, line: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.line = line
+
+    def setup(self) -> None:
+        raise self.error
+
+    def runtest(self) -> None:  # pragma: no cover - setup always raises
+        raise self.error
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.line - 1, f"workflow {self.name}"
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> Any:
+        if isinstance(excinfo.value, NetgentError):
+            return excinfo.value.report()
+        return super().repr_failure(excinfo, style=style)
+
+
+def _timeline_text(result: RunResult) -> str:
+    lines = []
+    for e in result.timeline:
+        what = e.action or e.state or e.detail
+        url = f"  {e.url}" if e.url and e.event != "url" else ""
+        if e.event == "url":
+            what = e.url
+        lines.append(f"{e.elapsed:8.3f}s  {e.event:<8} {what}{url}")
+    return "\n".join(lines)

@@ -1,0 +1,385 @@
+"""The run loop: match a state on the page, run its actions, until an end state.
+
+Engine rules (see DESIGN.md):
+
+- every candidate state's checks are evaluated in one browser round trip per tick, and
+  the page itself waits (DOM mutations, short polling) until a state matches, so there
+  is no fixed sleep anywhere;
+- states are tried in declared order; with ``allow_multiple_states: false`` two
+  matching states are an error;
+- a state that just ran does not fire again on the same page (same document and URL)
+  unless it has ``repeat`` left;
+- the state timeout, the workflow timeout and ``max_steps`` each end the run with a
+  clear reason; reaching a state with ``end_state`` ends it with a pass;
+- every state, action and URL change is recorded in a timeline with timestamps.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .automaton import State
+from .browser.actions import ActionFailed, Actions
+from .browser.page import Tick, evaluate
+from .browser.session import origin_of
+from .errors import (
+    CheckOutcome,
+    DriftContext,
+    LimitError,
+    NavigationError,
+    NetgentError,
+    ReplayError,
+    StateOutcome,
+)
+from .spec import PLACEHOLDER
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+TICK_MS = 500
+"""Longest in-page wait of one tick; limits are checked between ticks."""
+
+
+@dataclass
+class TimelineEvent:
+    """One entry of a run's timeline."""
+
+    event: str
+    """``start``, ``url``, ``state``, ``action``, ``end`` or ``failure``."""
+    at: str
+    """Wall-clock time, ISO 8601 UTC."""
+    elapsed: float
+    """Seconds since the run started (monotonic clock)."""
+    state: str = ""
+    action: str = ""
+    url: str = ""
+    detail: str = ""
+
+
+@dataclass
+class RunResult:
+    """The outcome of one workflow run."""
+
+    workflow: str
+    passed: bool = False
+    end_state: str = ""
+    final_url: str = ""
+    timeline: list[TimelineEvent] = field(default_factory=list)
+    steps: int = 0
+    ticks: int = 0
+    duration: float = 0.0
+    started_at: str = ""
+    origins: set[str] = field(default_factory=set)
+    error: NetgentError | None = None
+
+    @property
+    def states_visited(self) -> list[str]:
+        """Names of the states that fired, in order."""
+        return [e.state for e in self.timeline if e.event == "state"]
+
+    def timeline_json(self) -> str:
+        """The timeline as JSON, as written to ``timeline.json``."""
+        return json.dumps([asdict(e) for e in self.timeline], indent=2, ensure_ascii=False)
+
+
+@dataclass
+class RunSettings:
+    """Limits and options of one run."""
+
+    state_timeout: float = 10.0
+    timeout: float = 300.0
+    max_steps: int = 200
+    allow_multiple_states: bool = True
+    allowed_hosts: list[str] | None = None
+    start_url: str = ""
+    screenshot_dir: Path | None = None
+
+
+def substitute(value: Any, values: Mapping[str, Any]) -> Any:
+    """Replace ``{name}`` placeholders in strings (recursively) by ``values[name]``.
+
+    Unknown names are left as they are, so braces in CSS or JavaScript survive.
+    """
+    if isinstance(value, str):
+        return PLACEHOLDER.sub(
+            lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), value
+        )
+    if isinstance(value, dict):
+        return {k: substitute(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, values) for v in value]
+    return value
+
+
+class Redactor:
+    """Replaces every secret value by its ``{name}`` in text bound for reports and logs."""
+
+    def __init__(self, secrets: Mapping[str, str]) -> None:
+        pairs = sorted(((v, k) for k, v in secrets.items() if v), key=lambda p: -len(p[0]))
+        self._pattern = (
+            re.compile("|".join(re.escape(v) for v, _ in pairs)) if pairs else None
+        )
+        self._names = dict(pairs)
+
+    def __call__(self, text: str) -> str:
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(lambda m: "{" + self._names[m.group(0)] + "}", text)
+
+
+def host_allowed(url: str, allowed: list[str] | None) -> bool:
+    """Whether ``url`` may be visited; non-network URLs (about:, data:) always may."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "ws", "wss") or allowed is None:
+        return True
+    host = parts.hostname or ""
+    return any(a == "*" or fnmatch.fnmatch(host, a.lower()) for a in allowed)
+
+
+class Engine:
+    """Replays compiled ``states`` on ``driver``.
+
+    ``values`` holds vars, parameters and ``base_url``; ``secrets`` the secret values,
+    substituted only when an action or check runs and redacted from everything reported.
+    """
+
+    def __init__(
+        self,
+        driver: WebDriver,
+        workflow: str,
+        states: list[State],
+        values: Mapping[str, Any],
+        secrets: Mapping[str, str],
+        settings: RunSettings,
+    ) -> None:
+        self.driver = driver
+        self.workflow = workflow
+        self.states = states
+        self.settings = settings
+        self.values = {**values, **secrets}
+        self.redact = Redactor(secrets)
+        # Checks are substituted once: their values do not change during a run.
+        self._checks = [
+            {"checks": [substitute(c.model_dump(), self.values) for c in s.checks]}
+            for s in states
+        ]
+        self.allowed = settings.allowed_hosts
+        if self.allowed is None and settings.start_url:
+            host = urlsplit(substitute(settings.start_url, self.values)).hostname
+            self.allowed = [host] if host else None
+        self.result = RunResult(workflow=workflow)
+        self._t0 = 0.0
+        self._last_tick = Tick()
+        self._last_state = ""
+        self._url = ""
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _event(self, event: str, **fields: str) -> None:
+        now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        elapsed = round(time.monotonic() - self._t0, 4)
+        clean = {k: self.redact(v) for k, v in fields.items()}
+        self.result.timeline.append(TimelineEvent(event, now, elapsed, **clean))
+
+    def _see_url(self, url: str) -> None:
+        if url and url != self._url:
+            self._url = url
+            if (origin := origin_of(url)) is not None:
+                self.result.origins.add(origin)
+            self._event("url", url=url)
+        if not host_allowed(url, self.allowed):
+            raise NavigationError(
+                f"the browser went to {url}, outside allowed_hosts {self.allowed}: add the "
+                "host to the workflow's 'allowed_hosts' if this is expected"
+            )
+
+    def check_navigation(self, url: str) -> None:
+        """Raise :class:`NavigationError` before opening a URL outside allowed hosts."""
+        if not host_allowed(url, self.allowed):
+            raise NavigationError(
+                f"navigation to {self.redact(url)} is outside allowed_hosts {self.allowed}: "
+                "add the host to the workflow's 'allowed_hosts' if this is expected"
+            )
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> RunResult:
+        """Run to an end state or a failure; the result's ``error`` says which."""
+        self._t0 = time.monotonic()
+        self.result.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        self._event("start", detail=self.workflow)
+        try:
+            self._loop()
+        except NetgentError as exc:
+            error = exc if isinstance(exc, ReplayError) else self._drift(str(exc), fresh=True)
+            self.result.error = error
+            self._event("failure", detail=error.reason)
+        finally:
+            self.result.duration = time.monotonic() - self._t0
+            self.result.final_url = self.redact(self._current_url())
+        return self.result
+
+    def _loop(self) -> None:
+        s = self.settings
+        deadline = self._t0 + s.timeout
+        if s.start_url:
+            url = substitute(s.start_url, self.values)
+            self.check_navigation(url)
+            self._navigate(url)
+        last_fired: int | None = None
+        last_page: tuple[str, str] = ("", "")
+        repeats = 0
+        state_deadline = time.monotonic() + s.state_timeout
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                raise self._drift(
+                    f"workflow timeout: no end state within {s.timeout:g}s "
+                    "(raise 'timeout' in the workflow if it needs longer)"
+                )
+            if now >= state_deadline:
+                raise self._drift(
+                    f"no state matched the page within {s.state_timeout:g}s "
+                    "(the UI may have changed; see the failing checks below)"
+                )
+            wait_ms = int(min(TICK_MS, (min(deadline, state_deadline) - now) * 1000))
+            exclude = None
+            if last_fired is not None and repeats >= self.states[last_fired].repeat:
+                exclude = {"state": last_fired, "doc": last_page[0], "href": last_page[1]}
+            tick = evaluate(self.driver, self._checks, exclude, max(wait_ms, 0))
+            self.result.ticks += 1
+            if not tick.ok:
+                self._recover(tick)
+                continue
+            self._last_tick = tick
+            self._see_url(tick.href)
+            if not tick.matched:
+                continue
+            if len(tick.matched) > 1 and not s.allow_multiple_states:
+                names = ", ".join(repr(self.states[i].name) for i in tick.matched)
+                raise self._drift(
+                    f"several states match the page ({names}) and allow_multiple_states is "
+                    "false: make their triggers exclusive"
+                )
+            index = tick.matched[0]
+            page = (tick.doc, tick.href)
+            repeats = repeats + 1 if (index == last_fired and page == last_page) else 0
+            self.result.steps += 1
+            if self.result.steps > s.max_steps:
+                raise self._drift(
+                    f"max_steps ({s.max_steps}) reached without an end state: a state may "
+                    "be looping (raise 'max_steps' if the workflow is that long)"
+                )
+            state = self.states[index]
+            self._last_state = state.name
+            self._event("state", state=state.name, url=tick.href)
+            self._run_actions(state, deadline)
+            if state.end_state:
+                self.result.passed = True
+                self.result.end_state = state.end_state
+                self._event("end", state=state.name, detail=state.end_state)
+                return
+            last_fired, last_page = index, page
+            state_deadline = time.monotonic() + s.state_timeout
+
+    def _run_actions(self, state: State, deadline: float) -> None:
+        actions = Actions(
+            self.driver, self.settings.state_timeout, self.check_navigation, deadline
+        )
+        for number, action in enumerate(state.actions, 1):
+            if time.monotonic() >= deadline:
+                raise self._drift(
+                    f"workflow timeout ({self.settings.timeout:g}s) during state "
+                    f"{state.name!r}"
+                )
+            self._event("action", state=state.name, action=action.describe())
+            params = substitute(action.params, self.values)
+            try:
+                actions.run(action.type, params)
+            except ActionFailed as exc:
+                raise self._drift(
+                    f"state {state.name!r}, action {number} ({action.describe()}) failed: "
+                    f"{self.redact(str(exc))}",
+                    fresh=True,
+                ) from None
+            if action.type in ("navigate", "go_back", "switch_tab", "click"):
+                url = self._current_url()
+                if url:
+                    self._see_url(url)
+
+    def _navigate(self, url: str) -> None:
+        actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation)
+        self._event("action", action=f"navigate {self.redact(url)!r}", detail="start_url")
+        try:
+            actions.navigate({"url": url})
+        except ActionFailed as exc:
+            raise self._drift(f"start_url: {self.redact(str(exc))}", fresh=True) from None
+        self._see_url(self._current_url())
+
+    def _recover(self, tick: Tick) -> None:
+        """A tick that failed: the page navigated, or its window was closed."""
+        if tick.error.startswith("window closed"):
+            handles = self.driver.window_handles
+            if handles:
+                self.driver.switch_to.window(handles[-1])
+        else:
+            time.sleep(0.01)  # the next document is loading; let it commit
+
+    def _current_url(self) -> str:
+        try:
+            return str(self.driver.current_url)
+        except Exception:  # a closed window or dead browser still ends the run cleanly
+            return self._url
+
+    # ------------------------------------------------------------------ reporting
+
+    def _drift(self, reason: str, *, fresh: bool = False) -> ReplayError:
+        """A :class:`ReplayError` with the candidate states' checks and a screenshot.
+
+        ``fresh`` re-evaluates the page (one more round trip, only on failure) because the
+        last tick no longer describes it, e.g. after an action changed the page.
+        """
+        tick = self._last_tick
+        if fresh:
+            again = evaluate(self.driver, self._checks, None, 0)
+            if again.ok:
+                tick = again
+        candidates = []
+        for i, state in enumerate(self.states):
+            row = tick.results[i] if i < len(tick.results) else []
+            checks = [
+                CheckOutcome(check.describe(), *(row[j] if j < len(row) else (False, "")))
+                for j, check in enumerate(state.checks)
+            ]
+            candidates.append(StateOutcome(state.name, checks))
+        context = DriftContext(
+            step=self.result.steps,
+            last_state=self._last_state,
+            url=self.redact(tick.href or self._current_url()),
+            title=self.redact(tick.title),
+            candidates=candidates,
+            screenshot=self._screenshot(),
+        )
+        return ReplayError(self.redact(reason), context, workflow=self.workflow)
+
+    def _screenshot(self) -> str:
+        folder = self.settings.screenshot_dir
+        if folder is None:
+            return ""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"failure-step{self.result.steps}.png"
+            if self.driver.save_screenshot(str(path)):
+                return str(path)
+        except Exception as exc:  # the report must survive a dead browser
+            return f"(no screenshot: {str(exc).splitlines()[0] if str(exc) else exc!r})"
+        return ""

@@ -1,0 +1,204 @@
+"""The pytest plugin: options, configuration and fixtures.
+
+Heavy modules (selenium) are imported only when a browser is first needed, so
+``pytest --help`` and collection stay fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .collect import WorkflowFile, is_workflow_file
+from .runner import BrowserPool, NetgentBrowser, Settings
+
+settings_key = pytest.StashKey[Settings]()
+"""``config.stash[settings_key]``: the run-wide :class:`Settings`."""
+
+
+def _positive_float(option: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if value <= 0:
+            raise pytest.UsageError(
+                f"{option} expects a number of seconds greater than 0, got {text!r}: "
+                f"e.g. {option}=10"
+            )
+        return value
+
+    return parse
+
+
+def _url(option: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text and not text.startswith(("http://", "https://")):
+            raise pytest.UsageError(
+                f"{option} expects an http:// or https:// URL, got {text!r}: "
+                f"e.g. {option}=http://127.0.0.1:8000"
+            )
+        return text
+
+    return parse
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("netgent", "workflow automation (pytest-netgent)")
+    group.addoption(
+        "--netgent-base-url",
+        dest="netgent_base_url",
+        metavar="URL",
+        type=_url("--netgent-base-url"),
+        default=None,
+        help="Value of {base_url} in workflows (default: ini netgent_base_url, "
+        "else a 'base_url' fixture).",
+    )
+    group.addoption(
+        "--netgent-state-timeout",
+        dest="netgent_state_timeout",
+        metavar="SECONDS",
+        type=_positive_float("--netgent-state-timeout"),
+        default=None,
+        help="Seconds to wait for a state to match before reporting UI drift (default: ini "
+        "netgent_state_timeout, else 10).",
+    )
+    group.addoption(
+        "--netgent-artifacts",
+        dest="netgent_artifacts",
+        metavar="DIR",
+        default=None,
+        help="Folder for screenshots and run artifacts (default: netgent-artifacts/).",
+    )
+    group.addoption(
+        "--netgent-headed",
+        dest="netgent_headed",
+        action="store_true",
+        default=False,
+        help="Show the browser window instead of running headless.",
+    )
+    group.addoption(
+        "--netgent-uc",
+        dest="netgent_uc",
+        action="store_true",
+        default=False,
+        help="Drive Chromium through SeleniumBase's UC mode (for sites that block "
+        "automation).",
+    )
+    group.addoption(
+        "--netgent-browser-arg",
+        dest="netgent_browser_args",
+        metavar="ARG",
+        action="append",
+        default=[],
+        help="Extra Chromium flag, e.g. --netgent-browser-arg=--lang=de (repeatable).",
+    )
+    group.addoption(
+        "--netgent-chromium",
+        dest="netgent_chromium",
+        metavar="PATH",
+        default=None,
+        help="Chromium executable (default: ini netgent_chromium, else chromium on PATH).",
+    )
+    group.addoption(
+        "--netgent-chromedriver",
+        dest="netgent_chromedriver",
+        metavar="PATH",
+        default=None,
+        help="ChromeDriver executable (default: ini netgent_chromedriver, else on PATH).",
+    )
+    parser.addini("netgent_base_url", "Value of {base_url} in workflows.", default="")
+    parser.addini(
+        "netgent_state_timeout", "Seconds to wait for a state to match.", default="10"
+    )
+    parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
+    parser.addini("netgent_chromium", "Chromium executable.", default="")
+    parser.addini("netgent_chromedriver", "ChromeDriver executable.", default="")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import newhooks
+
+    pluginmanager.add_hookspecs(newhooks)
+
+
+def _setting(config: pytest.Config, name: str) -> Any:
+    """Command line first, then the ini file (its default included)."""
+    value = config.getoption(name)
+    return value if value not in (None, "") else config.getini(name)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from .browser.session import BrowserOptions
+
+    config.addinivalue_line("markers", "netgent: a workflow item collected by pytest-netgent")
+    config.addinivalue_line(
+        "markers", "xdist_group(name): run items of one group on one worker (pytest-xdist)"
+    )
+    timeout = _setting(config, "netgent_state_timeout")
+    if isinstance(timeout, str):
+        timeout = _positive_float("ini netgent_state_timeout")(timeout)
+    artifacts = Path(_setting(config, "netgent_artifacts"))
+    if not artifacts.is_absolute():
+        artifacts = config.rootpath / artifacts
+    config.stash[settings_key] = Settings(
+        browser=BrowserOptions(
+            headless=not config.getoption("netgent_headed"),
+            uc=config.getoption("netgent_uc"),
+            args=list(config.getoption("netgent_browser_args")),
+            chromium=_setting(config, "netgent_chromium"),
+            chromedriver=_setting(config, "netgent_chromedriver"),
+        ),
+        state_timeout=timeout,
+        artifacts=artifacts,
+        base_url=_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
+    )
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if is_workflow_file(file_path):
+        return WorkflowFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.fixture(scope="session")
+def netgent_settings(pytestconfig: pytest.Config) -> Settings:
+    """The run-wide settings (browser options, state timeout, artifacts folder)."""
+    return pytestconfig.stash[settings_key]
+
+
+@pytest.fixture(scope="session")
+def netgent_browser_pool(netgent_settings: Settings) -> Iterator[BrowserPool]:
+    """This process's browser (one per xdist worker), started on first use."""
+    pool = BrowserPool(netgent_settings.browser)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def netgent_base_url(request: pytest.FixtureRequest, netgent_settings: Settings) -> str:
+    """``{base_url}``: --netgent-base-url, ini netgent_base_url, or a ``base_url`` fixture."""
+    if netgent_settings.base_url:
+        return netgent_settings.base_url
+    try:
+        return str(request.getfixturevalue("base_url") or "")
+    except pytest.FixtureLookupError:
+        return ""
+
+
+@pytest.fixture
+def netgent_browser(
+    netgent_browser_pool: BrowserPool, netgent_settings: Settings, netgent_base_url: str
+) -> Iterator[NetgentBrowser]:
+    """A browser reset for this test (no cookies, storage or extra tabs afterwards).
+
+    ``.driver`` is the Selenium WebDriver; ``.run(file, name)`` replays a workflow and
+    returns its :class:`~pytest_netgent.RunResult`.
+    """
+    browser = NetgentBrowser(netgent_browser_pool, netgent_settings, netgent_base_url)
+    yield browser
+    netgent_browser_pool.reset(browser.origins)

@@ -1,0 +1,191 @@
+"""The object behind the ``netgent_browser`` fixture: a browser that runs workflows.
+
+Workflow items use it, and so can Python tests::
+
+    def test_search(netgent_browser):
+        result = netgent_browser.run("example_suites/wiki/wiki.netgent.yaml", "wiki-search")
+        assert result.passed
+        netgent_browser.driver.find_element("css selector", "h1")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import store
+from .automaton import Automaton, State
+from .browser.session import BrowserOptions, reset_browser, start_browser
+from .engine import Engine, RunResult, RunSettings
+from .errors import NetgentError, WorkflowSpecError
+from .secrets import resolve_secrets
+from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+
+@dataclass
+class Settings:
+    """Run-wide settings, from the command line, the ini file and defaults."""
+
+    browser: BrowserOptions = field(default_factory=BrowserOptions)
+    state_timeout: float = 10.0
+    artifacts: Path = Path("netgent-artifacts")
+    base_url: str = ""
+
+
+class BrowserPool:
+    """The one browser of this process (xdist worker), started on first use."""
+
+    def __init__(self, options: BrowserOptions) -> None:
+        self.options = options
+        self._driver: WebDriver | None = None
+
+    @property
+    def driver(self) -> WebDriver:
+        """The live driver, started now if needed."""
+        if self._driver is None:
+            self._driver = start_browser(self.options)
+        return self._driver
+
+    @property
+    def started(self) -> bool:
+        """Whether a browser is running."""
+        return self._driver is not None
+
+    def reset(self, origins: set[str]) -> None:
+        """Reset between items; a browser that fails to reset is replaced next time."""
+        if self._driver is None:
+            return
+        try:
+            reset_browser(self._driver, origins)
+        except Exception:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the browser, if one runs."""
+        if self._driver is not None:
+            driver, self._driver = self._driver, None
+            try:
+                driver.quit()
+            except Exception:  # already dead: nothing to stop
+                pass
+
+
+def find_workflow(path: Path, name: str | None) -> LoadedWorkflow:
+    """Load the workflow ``name`` (or the file's only one) from ``path``."""
+    found: list[LoadedWorkflow] = []
+    for doc in load_workflows(path):
+        if isinstance(doc, BadDocument):
+            if name is None or doc.name == name:
+                raise doc.error
+            continue
+        found.append(doc)
+    if name is None:
+        if len(found) != 1:
+            names = ", ".join(repr(d.workflow.name) for d in found)
+            raise WorkflowSpecError(path, None, f"holds several workflows ({names}): pass name=")
+        return found[0]
+    for doc in found:
+        if doc.workflow.name == name:
+            return doc
+    names = ", ".join(repr(d.workflow.name) for d in found) or "none"
+    raise WorkflowSpecError(path, None, f"no workflow named {name!r} (found: {names})")
+
+
+class NetgentBrowser:
+    """A browser reset for this test, able to run workflows on it.
+
+    ``driver`` is the Selenium WebDriver; :meth:`run` replays a workflow from its file and
+    cached states (or from a :class:`Workflow` and explicit states) and returns the
+    :class:`RunResult`.
+    """
+
+    def __init__(self, pool: BrowserPool, settings: Settings, base_url: str = "") -> None:
+        self._pool = pool
+        self.settings = settings
+        self.base_url = base_url
+        self.origins: set[str] = set()
+
+    @property
+    def driver(self) -> WebDriver:
+        """The Selenium WebDriver of this worker's browser."""
+        return self._pool.driver
+
+    def run(
+        self,
+        workflow: str | Path | Workflow | LoadedWorkflow,
+        name: str | None = None,
+        *,
+        params: Mapping[str, Scalar] | None = None,
+        states: list[State] | Automaton | None = None,
+        base_url: str | None = None,
+        heal: str = "",
+        artifacts: Path | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """Replay a workflow and return its result.
+
+        ``workflow`` is a workflow file (with ``name`` when it holds several), a loaded
+        workflow, or a :class:`Workflow` object (then pass ``states``). ``params`` sets
+        parameters and overrides vars. With ``check`` (the default) a failed run raises
+        its :class:`NetgentError`; otherwise the error is on ``result.error``.
+        """
+        __tracebackhide__ = True
+        if isinstance(workflow, (str, Path)):
+            loaded = find_workflow(Path(workflow), name)
+        elif isinstance(workflow, Workflow):
+            loaded = LoadedWorkflow(workflow, Path(f"<{workflow.name}>"), 1, 0)
+        else:
+            loaded = workflow
+        spec = loaded.workflow
+        heal = heal or "pytest --netgent-record  (synthesises missing and stale states)"
+        if states is None:
+            path = store.cache_path(loaded.path, spec.name)
+            replay = store.replay_states(spec, store.load(path), path, heal)
+        elif isinstance(states, Automaton):
+            path = Path("<automaton>")
+            replay = store.replay_states(spec, states, path, heal)
+        else:
+            replay = list(states)
+        secrets = resolve_secrets(loaded)
+        values: dict[str, Any] = {**spec.vars, **(params or {})}
+        url = self.base_url if base_url is None else base_url
+        if url:
+            values["base_url"] = url.rstrip("/")
+        elif "{base_url}" in spec.start_url or _uses_base_url(replay):
+            raise NetgentError(
+                f"{loaded.path}:{loaded.line}: workflow {spec.name!r} uses {{base_url}} but "
+                "none is set: pass --netgent-base-url URL, set the ini key netgent_base_url, "
+                "or define a 'base_url' fixture"
+            )
+        settings = RunSettings(
+            state_timeout=spec.state_timeout or self.settings.state_timeout,
+            timeout=spec.timeout,
+            max_steps=spec.max_steps,
+            allow_multiple_states=spec.allow_multiple_states,
+            allowed_hosts=spec.allowed_hosts,
+            start_url=spec.start_url,
+            screenshot_dir=artifacts,
+        )
+        engine = Engine(self.driver, spec.name, replay, values, secrets, settings)
+        result = engine.run()
+        self.origins |= result.origins
+        if result.error is not None:
+            result.error.with_details(
+                workflow=spec.name, location=f"{loaded.path}:{loaded.line}", heal=heal
+            )
+            if check:
+                raise result.error
+        return result
+
+
+def _uses_base_url(states: list[State]) -> bool:
+    for state in states:
+        for item in [*state.checks, *state.actions]:
+            if "{base_url}" in str(item.params):
+                return True
+    return False
