@@ -178,20 +178,14 @@ class WorkflowErrorItem(pytest.Item):
         self.line = line
 
     def setup(self) -> None:
-        raise self.error
+        # pytrace=False: the report is the error's own text, with no traceback.
+        pytest.fail(self.error.report(), pytrace=False)
 
-    def runtest(self) -> None:  # pragma: no cover - setup always raises
+    def runtest(self) -> None:  # pragma: no cover - setup always fails
         raise self.error
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.line - 1, f"workflow {self.name}"
-
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> Any:
-        if isinstance(excinfo.value, NetgentError):
-            return excinfo.value.report()
-        return super().repr_failure(excinfo, style=style)
 
 
 def _timeline_text(result: RunResult) -> str:

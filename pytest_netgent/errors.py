@@ -12,6 +12,15 @@ from pathlib import Path
 from typing import Any
 
 
+def display_path(path: Path | str) -> str:
+    """``path`` relative to the working directory when inside it, else as given."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
 class NetgentError(Exception):
     """Base of every error pytest-netgent raises on purpose."""
 
@@ -34,7 +43,8 @@ class WorkflowSpecError(NetgentError):
         super().__init__(self.report())
 
     def report(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        shown = display_path(self.path)
+        where = f"{shown}:{self.line}" if self.line else shown
         return f"{where}: {self.message}"
 
 
@@ -51,7 +61,7 @@ class CacheError(NetgentError):
         super().__init__(self.report())
 
     def report(self) -> str:
-        text = f"{self.path}: {self.message}"
+        text = f"{display_path(self.path)}: {self.message}"
         if self.heal:
             text += f"\n  fix: {self.heal}"
         return text

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from .collect import WorkflowFile, is_workflow_file
+from .errors import BrowserError
 from .runner import BrowserPool, NetgentBrowser, Settings
 
 settings_key = pytest.StashKey[Settings]()
@@ -199,6 +200,10 @@ def netgent_browser(
     ``.driver`` is the Selenium WebDriver; ``.run(file, name)`` replays a workflow and
     returns its :class:`~pytest_netgent.RunResult`.
     """
+    try:
+        netgent_browser_pool.driver  # start it now: a browser that cannot start is an error
+    except BrowserError as exc:
+        pytest.fail(exc.report(), pytrace=False)
     browser = NetgentBrowser(netgent_browser_pool, netgent_settings, netgent_base_url)
     yield browser
     netgent_browser_pool.reset(browser.origins)

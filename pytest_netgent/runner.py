@@ -19,7 +19,7 @@ from . import store
 from .automaton import Automaton, State
 from .browser.session import BrowserOptions, reset_browser, start_browser
 from .engine import Engine, RunResult, RunSettings
-from .errors import NetgentError, WorkflowSpecError
+from .errors import NetgentError, WorkflowSpecError, display_path
 from .secrets import resolve_secrets
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 
@@ -142,13 +142,13 @@ class NetgentBrowser:
         else:
             loaded = workflow
         spec = loaded.workflow
-        heal = heal or "pytest --netgent-record  (synthesises missing and stale states)"
+        heal = heal or "pytest --netgent-record"
+        record = f"run {heal} to synthesise the missing and stale states"
         if states is None:
             path = store.cache_path(loaded.path, spec.name)
-            replay = store.replay_states(spec, store.load(path), path, heal)
+            replay = store.replay_states(spec, store.load(path), path, record)
         elif isinstance(states, Automaton):
-            path = Path("<automaton>")
-            replay = store.replay_states(spec, states, path, heal)
+            replay = store.replay_states(spec, states, Path("<automaton>"), record)
         else:
             replay = list(states)
         secrets = resolve_secrets(loaded)
@@ -158,7 +158,8 @@ class NetgentBrowser:
             values["base_url"] = url.rstrip("/")
         elif "{base_url}" in spec.start_url or _uses_base_url(replay):
             raise NetgentError(
-                f"{loaded.path}:{loaded.line}: workflow {spec.name!r} uses {{base_url}} but "
+                f"{display_path(loaded.path)}:{loaded.line}: workflow {spec.name!r} uses "
+                "{base_url} but "
                 "none is set: pass --netgent-base-url URL, set the ini key netgent_base_url, "
                 "or define a 'base_url' fixture"
             )
@@ -176,7 +177,7 @@ class NetgentBrowser:
         self.origins |= result.origins
         if result.error is not None:
             result.error.with_details(
-                workflow=spec.name, location=f"{loaded.path}:{loaded.line}", heal=heal
+                workflow=spec.name, location=f"{display_path(loaded.path)}:{loaded.line}", heal=heal
             )
             if check:
                 raise result.error

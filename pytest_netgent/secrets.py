@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from .errors import SecretError
+from .errors import SecretError, display_path
 from .spec import LoadedWorkflow
 
 
@@ -30,7 +30,7 @@ def resolve_secrets(
         first = next(iter(loaded.workflow.secrets))
         line = loaded.line_of("secrets", first)
         raise SecretError(
-            f"{loaded.path}:{line}: secret " + ", ".join(missing) + " is not set: export "
+            f"{display_path(loaded.path)}:{line}: secret " + ", ".join(missing) + " is not set: export "
             "the environment variable before running pytest (its value is typed by the "
             "browser and never stored)"
         )

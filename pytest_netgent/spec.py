@@ -135,14 +135,6 @@ class Workflow(BaseModel):
     )
     states: list[StateSpec] = Field(min_length=1, description="The states, in priority order.")
 
-    @field_validator("parametrize")
-    @classmethod
-    def _non_empty_values(cls, value: dict[str, list[Scalar]]) -> dict[str, list[Scalar]]:
-        for key, values in value.items():
-            if not values:
-                raise ValueError(f"parametrize.{key} has no values: list at least one")
-        return value
-
     def state(self, name: str) -> StateSpec | None:
         """The state named ``name``, if any."""
         return next((s for s in self.states if s.name == name), None)
@@ -417,7 +409,8 @@ def _explain(
         )
     if kind == "too_short" and loc == ("states",):
         return WorkflowSpecError(path, line, "'states' is empty: list at least one state")
-    return WorkflowSpecError(path, line, f"{dotted}{where}: {err['msg']}{got_text}")
+    msg = err["msg"].removeprefix("Value error, ")
+    return WorkflowSpecError(path, line, f"{dotted}{where}: {msg}{got_text}")
 
 
 def _where(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
@@ -453,6 +446,13 @@ def _semantic_errors(loaded: LoadedWorkflow, builder: _Builder) -> WorkflowSpecE
             "no state has 'end': mark the state that finishes the workflow with "
             "'end: <reason>'",
         )
+    for key, values in wf.parametrize.items():
+        if not values:
+            return WorkflowSpecError(
+                path,
+                loaded.line_of("parametrize", key),
+                f"parametrize.{key} has no values: list at least one, e.g. '{key}: [a, b]'",
+            )
     for key in wf.secrets:
         if key in wf.vars or key in wf.parametrize:
             return WorkflowSpecError(

@@ -58,20 +58,34 @@ class BrowserOptions:
 
     def locate(self) -> tuple[str, str]:
         """Absolute paths of Chromium and ChromeDriver, or a :class:`BrowserError`."""
-        browser = self.chromium or next(
-            (p for p in (shutil.which(n) for n in CHROMIUM_NAMES) if p), ""
-        )
-        if not browser or not os.path.exists(browser):
-            raise BrowserError(
-                f"Chromium not found ({self.chromium or 'none of ' + ', '.join(CHROMIUM_NAMES)}"
-                f" on PATH): {INSTALL_HINT}, or pass --netgent-chromium PATH"
-            )
-        driver = self.chromedriver or shutil.which("chromedriver") or ""
-        if not driver or not os.path.exists(driver):
-            raise BrowserError(
-                f"chromedriver not found ({self.chromedriver or 'not on PATH'}): "
-                f"{INSTALL_HINT}, or pass --netgent-chromedriver PATH"
-            )
+        if self.chromium:
+            browser = shutil.which(self.chromium) or ""
+            if not browser:
+                raise BrowserError(
+                    f"Chromium not found at {self.chromium} (--netgent-chromium or ini "
+                    f"netgent_chromium): {INSTALL_HINT}, or give the path of an installed one"
+                )
+        else:
+            browser = next((p for p in map(shutil.which, CHROMIUM_NAMES) if p), "")
+            if not browser:
+                raise BrowserError(
+                    f"Chromium not found on PATH (looked for {', '.join(CHROMIUM_NAMES)}): "
+                    f"{INSTALL_HINT}, or pass --netgent-chromium PATH"
+                )
+        if self.chromedriver:
+            driver = shutil.which(self.chromedriver) or ""
+            if not driver:
+                raise BrowserError(
+                    f"chromedriver not found at {self.chromedriver} (--netgent-chromedriver or "
+                    f"ini netgent_chromedriver): {INSTALL_HINT}"
+                )
+        else:
+            driver = shutil.which("chromedriver") or ""
+            if not driver:
+                raise BrowserError(
+                    f"chromedriver not found on PATH: {INSTALL_HINT}, or pass "
+                    "--netgent-chromedriver PATH"
+                )
         return browser, driver
 
     def chromium_args(self) -> list[str]:

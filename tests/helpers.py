@@ -1,0 +1,125 @@
+"""Helpers for tests: a pytester project of workflow files, and check/action builders."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_netgent import store
+from pytest_netgent.automaton import Automaton, State
+from pytest_netgent.runner import find_workflow
+
+# Plugins of the environment that only slow each pytester run down.
+QUIET = ("-p", "no:seleniumbase", "-p", "no:langsmith_plugin", "-p", "no:benchmark")
+
+
+class Project:
+    """A small pytest project of workflow files in a pytester directory."""
+
+    def __init__(self, pytester: pytest.Pytester, base_url: str) -> None:
+        self.pytester = pytester
+        self.base_url = base_url
+
+    @property
+    def path(self) -> Path:
+        return self.pytester.path
+
+    def workflow(self, name: str, text: str) -> Path:
+        """Write ``<name>.netgent.yaml``."""
+        path = self.path / f"{name}.netgent.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+        return path
+
+    def states(
+        self, file: Path, workflow: str, states: dict[str, tuple[list[Any], list[Any]]]
+    ) -> Path:
+        """Cache compiled ``states`` ({name: (checks, actions)}) with current hashes."""
+        loaded = find_workflow(file, workflow).workflow
+        compiled = []
+        for spec in loaded.states:
+            checks, actions = states[spec.name]
+            compiled.append(
+                State(
+                    name=spec.name,
+                    checks=checks,
+                    actions=actions,
+                    end_state=spec.end,
+                    prompt_hash=spec.prompt_hash(),
+                )
+            )
+        doc = Automaton(workflow=workflow, prompt_hash=loaded.prompt_hash(), states=compiled)
+        path = store.cache_path(file, workflow)
+        store.write(path, doc)
+        return path
+
+    def raw_states(self, file: Path, workflow: str, data: Any) -> Path:
+        """Write any JSON as the cached states (imported or hand-written files)."""
+        path = store.cache_path(file, workflow)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        return path
+
+    def run(self, *args: str, base_url: str | None = None) -> pytest.RunResult:
+        """pytest in-process, with this project's base URL."""
+        url = self.base_url if base_url is None else base_url
+        return self.pytester.runpytest(*QUIET, f"--netgent-base-url={url}", *args)
+
+    def run_subprocess(self, *args: str) -> pytest.RunResult:
+        """pytest in a subprocess (for xdist)."""
+        return self.pytester.runpytest_subprocess(
+            *QUIET, f"--netgent-base-url={self.base_url}", *args
+        )
+
+
+def css(selector: str) -> dict[str, str]:
+    """``by``/``selector`` params for a CSS selector."""
+    return {"by": "css selector", "selector": selector}
+
+
+def element(selector: str, **extra: Any) -> dict[str, Any]:
+    """An element check."""
+    return {"type": "element", "params": {**css(selector), **extra}}
+
+
+def url_is(url: str, match: str = "exact") -> dict[str, Any]:
+    """A url check."""
+    return {"type": "url", "params": {"url": url, "match": match}}
+
+
+SEARCH_WORKFLOW = """
+name: search
+start_url: "{base_url}/wiki/"
+vars: {query: QUIC}
+states:
+  - name: Home
+    triggers: [The search box is visible]
+    actions:
+      - Type {query} into the search box
+      - Press Enter
+  - name: Results
+    triggers: [A result is shown]
+    actions: [Click the first result]
+  - name: Article
+    triggers: [An article heading is shown]
+    end: Article opened
+"""
+
+SEARCH_STATES: dict[str, tuple[list[Any], list[Any]]] = {
+    "Home": (
+        [url_is("{base_url}/wiki/"), element("#search-input")],
+        [
+            {"type": "type", "params": {**css("#search-input"), "text": "{query}"}},
+            {"type": "press_key", "params": {"key": "Enter"}},
+        ],
+    ),
+    "Results": (
+        [element("#results li.result a")],
+        [{"type": "click", "params": css("#results li.result a")}],
+    ),
+    "Article": ([element("h1#firstHeading")], []),
+}
