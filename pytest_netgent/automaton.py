@@ -61,7 +61,6 @@ _ACTION_REQUIRED: dict[str, tuple[str, ...]] = {
     "switch_tab": (),
     "go_back": (),
 }
-_ELEMENT_ACTIONS = ("click", "type", "scroll_to", "hover", "select")
 
 
 def _check_by(kind: str, params: dict[str, Any]) -> None:
@@ -126,14 +125,12 @@ class Action(BaseModel):
         missing = [p for p in _ACTION_REQUIRED[self.type] if p not in self.params]
         if missing:
             raise ValueError(f"{self.type} action needs params {missing}")
-        if self.type in _ELEMENT_ACTIONS and self.type != "click" and "selector" not in self.params:
-            raise ValueError(f"{self.type} action needs 'by' and 'selector'")
         if self.type == "click" and "selector" not in self.params and not (
             "x" in self.params and "y" in self.params
         ):
             raise ValueError("click action needs 'by' and 'selector' (or 'x' and 'y')")
-        if self.type == "type" and "selector" in self.params and "by" not in self.params:
-            raise ValueError("type action needs 'by' with 'selector'")
+        if "selector" in self.params and "by" not in self.params:
+            raise ValueError(f"{self.type} action needs 'by' with 'selector'")
         _check_by(f"{self.type} action", self.params)
         return self
 

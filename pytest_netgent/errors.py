@@ -170,6 +170,9 @@ class ReplayError(NetgentError):
             lines.append(f"  heal with: {self.heal}")
         return "\n".join(lines)
 
+    def __str__(self) -> str:
+        return self.report()
+
     def with_details(self, **details: Any) -> ReplayError:
         """Fill in workflow, location and heal command once the caller knows them."""
         for key, value in details.items():

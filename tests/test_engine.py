@@ -1,0 +1,284 @@
+"""The engine and the action registry, through the netgent_browser fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_netgent import NetgentBrowser, ReplayError, State, Workflow
+from pytest_netgent.browser.page import evaluate
+
+from .helpers import css, element, url_is
+
+EXAMPLES = Path(__file__).parent.parent / "example_suites"
+
+
+def workflow(*names: str, start: str = "{base_url}/wiki/", **extra: Any) -> Workflow:
+    """A workflow whose last state ends it."""
+    states = [{"name": n} for n in names]
+    states[-1]["end"] = "done"
+    return Workflow.model_validate({"name": "t", "start_url": start, "states": states, **extra})
+
+
+def state(name: str, checks: list[Any], actions: list[Any] = (), **extra: Any) -> State:  # type: ignore[assignment]
+    return State.model_validate({"name": name, "checks": checks, "actions": list(actions), **extra})
+
+
+def action(kind: str, **params: Any) -> dict[str, Any]:
+    return {"type": kind, "params": params}
+
+
+ARTICLE = "{base_url}/wiki/article/quic"
+
+
+def test_run_a_file_from_python(netgent_browser: NetgentBrowser) -> None:
+    result = netgent_browser.run(EXAMPLES / "wiki" / "browse.netgent.yaml", "read-featured")
+    assert result.passed
+    assert result.end_state == "Article read"
+    assert result.final_url.endswith("/wiki/article/quic")
+    assert result.states_visited == ["Home page", "Reading"]
+    events = [e.event for e in result.timeline]
+    assert events[0] == "start" and events[-1] == "end"
+    assert all(a.elapsed <= b.elapsed for a, b in zip(result.timeline, result.timeline[1:]))
+    # the driver is exposed for the test's own checks
+    heading = netgent_browser.driver.find_element("css selector", "h1#firstHeading")
+    assert heading.text == "QUIC"
+
+
+def test_one_round_trip_per_tick_with_20_states(netgent_browser: NetgentBrowser, base_url: str) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/wiki/")
+    states = [
+        {"checks": [{"type": "element", "params": css(f"#missing-{i}")},
+                    {"type": "url", "params": {"url": base_url + "/x", "match": "prefix"}}]}
+        for i in range(19)
+    ] + [{"checks": [{"type": "element", "params": css("#search-input")}]}]
+    calls: list[str] = []
+    original = driver.execute
+
+    def counting(command: str, params: Any = None) -> Any:
+        calls.append(command)
+        return original(command, params)
+
+    driver.execute = counting  # type: ignore[method-assign]
+    try:
+        tick = evaluate(driver, states, None, 500)
+    finally:
+        driver.execute = original  # type: ignore[method-assign]
+    assert tick.matched == [19]
+    assert len(tick.results) == 20
+    assert len(calls) == 1, calls
+
+
+def test_tick_waits_in_page_for_a_late_element(netgent_browser: NetgentBrowser, base_url: str) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/wiki/search?q=quic")  # results arrive ~150 ms later by fetch
+    states = [{"checks": [{"type": "element", "params": css("#results li.result")}]}]
+    tick = evaluate(driver, states, None, 3000)
+    assert tick.matched == [0]
+
+
+def test_checks_of_every_kind(netgent_browser: NetgentBrowser, base_url: str) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/wiki/article/quic?utm_source=mail&x=1")
+    checks = {
+        "url exact ignoring some params": {
+            "type": "url",
+            "params": {"url": base_url + "/wiki/article/quic?x=1", "ignore_query": ["utm_source"]},
+        },
+        "url exact ignoring all params": {
+            "type": "url", "params": {"url": base_url + "/wiki/article/quic", "ignore_query": True}
+        },
+        "url prefix": {"type": "url", "params": {"url": base_url + "/wiki/", "match": "prefix"}},
+        "url pattern": {"type": "url", "params": {"url": r"/article/[a-z]+\?", "match": "pattern"}},
+        "title contains": {"type": "title", "params": {"title": "QUIC"}},
+        "title exact": {"type": "title", "params": {"title": "QUIC - NetWiki", "match": "exact"}},
+        "text": {"type": "text", "params": {"text": "head-of-line blocking"}},
+        "hidden element present": element("#cite-box", visible=False),
+        "xpath": {"type": "element", "params": {"by": "xpath", "selector": "//h1[text()='QUIC']"}},
+        "link text": {"type": "element", "params": {"by": "link text", "selector": "Printable version"}},
+        "name": {"type": "element", "params": {"by": "name", "selector": "lang"}},
+        "script": {"type": "script", "params": {"script": "document.querySelectorAll('p').length > 5"}},
+    }
+    failing = {
+        "url exact with params": url_is(base_url + "/wiki/article/quic"),
+        "hidden element must be visible": element("#cite-box"),
+        "text absent": {"type": "text", "params": {"text": "no such words"}},
+        "script error": {"type": "script", "params": {"script": "window.nope.deeper"}},
+    }
+    states = [{"checks": [c]} for c in [*checks.values(), *failing.values()]]
+    tick = evaluate(driver, states, None, 0)
+    results = dict(zip([*checks, *failing], tick.results))
+    for name in checks:
+        assert results[name] == [(True, "")], name
+    assert results["hidden element must be visible"] == [(False, "present but not visible")]
+    assert results["url exact with params"][0][0] is False
+    assert results["text absent"][0][0] is False
+    assert results["script error"][0][0] is False
+    assert "deeper" in results["script error"][0][1]
+
+
+def test_every_action_on_a_real_page(netgent_browser: NetgentBrowser, base_url: str) -> None:
+    def hidden(selector: str) -> dict[str, Any]:
+        return {"type": "script", "params": {"script": f"document.querySelector('{selector}').hidden"}}
+
+    home = "{base_url}/wiki/?from=print"
+    spec = workflow("Article", "Language set", "Cite shown", "Printable", "Back")
+    states = [
+        state(
+            "Article",
+            [url_is(ARTICLE), element("#firstHeading"), hidden("#lang-note")],
+            [
+                action("scroll", direction="down", times=2, amount=200),
+                action("scroll_to", **css("#article-end")),
+                action("select", **css("#lang"), text="Deutsch"),
+            ],
+        ),
+        state(
+            "Language set",
+            [{"type": "text", "params": {"text": "Language: Deutsch"}}, hidden("#cite-box")],
+            [action("hover", **css("#cite"))],
+        ),
+        state(
+            "Cite shown",
+            [element("#cite-box")],
+            [action("click", **css("#print-link")), action("switch_tab")],
+        ),
+        state(
+            "Printable",
+            [{"type": "title", "params": {"title": "(printable)"}}],
+            [
+                action("switch_tab", index=0),
+                action("navigate", url=home),
+                action("navigate", url="{base_url}/wiki/article/webrtc"),
+                action("go_back"),
+                action("wait", seconds=0.05),
+            ],
+        ),
+        state("Back", [url_is(home)], [], end_state="done"),
+    ]
+    result = netgent_browser.run(spec.model_copy(update={"start_url": ARTICLE}), states=states)
+    assert result.states_visited == ["Article", "Language set", "Cite shown", "Printable", "Back"]
+    driver = netgent_browser.driver
+    assert len(driver.window_handles) == 2
+    assert driver.current_window_handle == driver.window_handles[0]
+    urls = [e.url for e in result.timeline if e.event == "url"]
+    assert urls[-3:] == [
+        base_url + "/wiki/?from=print",
+        base_url + "/wiki/article/webrtc",
+        base_url + "/wiki/?from=print",
+    ]
+
+
+def test_press_key_and_type_into_focused_element(netgent_browser: NetgentBrowser) -> None:
+    spec = workflow("Home", "Results")
+    states = [
+        state(
+            "Home",
+            [url_is("{base_url}/wiki/")],
+            [action("click", **css("#search-input")), action("type", text="webrtc"),
+             action("press_key", key="Enter")],
+        ),
+        state("Results", [{"type": "url", "params": {"url": "q=webrtc", "match": "contains"}},
+                          element("#results li.result")], end_state="done"),
+    ]
+    assert netgent_browser.run(spec, states=states).passed
+
+
+def test_unknown_key_is_reported(netgent_browser: NetgentBrowser) -> None:
+    spec = workflow("Home", "Never")
+    states = [
+        state("Home", [url_is("{base_url}/wiki/")], [action("press_key", key="Hyper")]),
+        state("Never", [element("#never")]),
+    ]
+    with pytest.raises(ReplayError, match=r"press_key: unknown key 'Hyper'; use a single character"):
+        netgent_browser.run(spec, states=states)
+
+
+def test_state_does_not_refire_on_unchanged_page(netgent_browser: NetgentBrowser) -> None:
+    spec = workflow("Home", "Never", state_timeout=1)
+    states = [
+        state("Home", [url_is("{base_url}/wiki/")], [action("scroll", times=1)]),
+        state("Never", [element("#never")]),
+    ]
+    result = netgent_browser.run(spec, states=states, check=False)
+    assert result.states_visited == ["Home"]
+    assert isinstance(result.error, ReplayError)
+    assert "no state matched the page within 1s" in result.error.reason
+    home = result.error.context.candidates[0] if result.error.context else None
+    assert home is not None and home.matched  # it matches, but may not fire again
+
+
+def test_repeat_fires_again_on_unchanged_page(netgent_browser: NetgentBrowser) -> None:
+    spec = workflow("Home", "Never", state_timeout=1)
+    states = [
+        state("Home", [url_is("{base_url}/wiki/")], [action("scroll", times=1)], repeat=2),
+        state("Never", [element("#never")]),
+    ]
+    result = netgent_browser.run(spec, states=states, check=False)
+    assert result.states_visited == ["Home", "Home", "Home"]
+
+
+def test_repeat_resets_on_new_page(netgent_browser: NetgentBrowser) -> None:
+    # a like on an article: the state runs once per page, and the page is new each time
+    spec = workflow("Article", "Never", state_timeout=1, max_steps=3)
+    states = [
+        state("Article", [element("#firstHeading")],
+              [action("navigate", url="{base_url}/wiki/article/quic")]),
+        state("Never", [element("#never")]),
+    ]
+    result = netgent_browser.run(spec.model_copy(update={"start_url": ARTICLE}), states=states,
+                                 check=False)
+    assert result.states_visited == ["Article"] * 3
+    assert isinstance(result.error, ReplayError)
+    assert result.error.reason.startswith("max_steps (3) reached without an end state")
+
+
+def test_ambiguity_is_an_error_when_multiple_states_are_not_allowed(
+    netgent_browser: NetgentBrowser,
+) -> None:
+    spec = workflow("A", "B", allow_multiple_states=False)
+    states = [state("A", [element("#search-input")]),
+              state("B", [element("header")], end_state="done")]
+    with pytest.raises(ReplayError, match=r"several states match the page \('A', 'B'\)"):
+        netgent_browser.run(spec, states=states)
+    # by default the first declared state wins; it may not fire again, so B follows
+    assert netgent_browser.run(spec.model_copy(update={"allow_multiple_states": True}),
+                               states=states).states_visited == ["A", "B"]
+
+
+def test_workflow_timeout(netgent_browser: NetgentBrowser) -> None:
+    spec = workflow("Home", "Never", timeout=0.6, state_timeout=5)
+    states = [state("Home", [url_is("{base_url}/wiki/")], [action("wait", seconds=10)]),
+              state("Never", [element("#never")])]
+    result = netgent_browser.run(spec, states=states, check=False)
+    assert isinstance(result.error, ReplayError)
+    assert result.error.reason.startswith("workflow timeout: no end state within 0.6s")
+    assert result.duration < 3
+
+
+def test_params_override_vars(netgent_browser: NetgentBrowser) -> None:
+    result = netgent_browser.run(
+        EXAMPLES / "wiki" / "search.netgent.yaml", "wiki-search", params={"query": "QUIC"}
+    )
+    assert result.final_url.endswith("/wiki/article/quic")
+
+
+def test_reset_between_tests_part_one(netgent_browser: NetgentBrowser, base_url: str) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/wiki/")
+    driver.execute_script("localStorage.setItem('k', 'v'); document.cookie = 'c=1; path=/';")
+    driver.switch_to.new_window("tab")
+    driver.get(base_url + "/wiki/article/quic")
+    netgent_browser.origins.add(base_url)
+
+
+def test_reset_between_tests_part_two(netgent_browser: NetgentBrowser, base_url: str) -> None:
+    driver = netgent_browser.driver
+    assert len(driver.window_handles) == 1
+    assert driver.current_url == "about:blank"
+    driver.get(base_url + "/wiki/")
+    assert driver.execute_script("return localStorage.getItem('k')") is None
+    assert driver.get_cookies() == []
