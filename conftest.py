@@ -6,11 +6,18 @@ shown to fail with a UI-drift report.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
 from fixtures import VARIANTS, serve
+
+
+# The password of the local NetWiki's test account (fixtures/wiki.py), which the
+# example workflows read as a secret from the environment; a real site's password
+# would be exported by the user or the CI job instead.
+os.environ.setdefault("NETWIKI_PASSWORD", "netgent-pass")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -26,7 +26,7 @@ from fixtures import serve  # noqa: E402
 from pytest_netgent import engine as engine_module  # noqa: E402
 from pytest_netgent import store  # noqa: E402
 from pytest_netgent.automaton import State  # noqa: E402
-from pytest_netgent.browser.session import BrowserOptions, reset_browser, start_browser  # noqa: E402
+from pytest_netgent.browser.session import BrowserOptions, reset_browser  # noqa: E402
 from pytest_netgent.runner import BrowserPool, NetgentBrowser, Settings, find_workflow  # noqa: E402
 
 WORKFLOW = ROOT / "bench" / "tour" / "tour.netgent.yaml"
@@ -83,7 +83,9 @@ def decoys(count: int) -> list[State]:
     ]
 
 
-def count_tick_round_trips(browser: NetgentBrowser, loaded: Any, states: list[State]) -> tuple[int, int]:
+def count_tick_round_trips(
+    browser: NetgentBrowser, loaded: Any, states: list[State]
+) -> tuple[int, int]:
     """Run once with ``states`` and count WebDriver commands made inside engine ticks."""
     driver = browser.driver
     original_execute = driver.execute
@@ -158,13 +160,20 @@ def main() -> None:
 
     replay = statistics.median(replay_times)
     hand = statistics.median(hand_times)
-    print(f"workflow: {WORKFLOW.relative_to(ROOT)} ({states_visited} states), {args.rounds} rounds each")
-    print(f"replay (engine) median:        {replay * 1000:8.1f} ms   "
-          f"(min {min(replay_times) * 1000:.1f}, max {max(replay_times) * 1000:.1f})")
-    print(f"handwritten (Selenium) median: {hand * 1000:8.1f} ms   "
-          f"(min {min(hand_times) * 1000:.1f}, max {max(hand_times) * 1000:.1f})")
-    print(f"round trips per tick with {len(big)} states: {commands / ticks:.2f} "
-          f"({commands} commands in {ticks} ticks)")
+    name = WORKFLOW.relative_to(ROOT)
+    print(f"workflow: {name} ({states_visited} states), {args.rounds} rounds each")
+    print(
+        f"replay (engine) median:        {replay * 1000:8.1f} ms   "
+        f"(min {min(replay_times) * 1000:.1f}, max {max(replay_times) * 1000:.1f})"
+    )
+    print(
+        f"handwritten (Selenium) median: {hand * 1000:8.1f} ms   "
+        f"(min {min(hand_times) * 1000:.1f}, max {max(hand_times) * 1000:.1f})"
+    )
+    print(
+        f"round trips per tick with {len(big)} states: {commands / ticks:.2f} "
+        f"({commands} commands in {ticks} ticks)"
+    )
     print(f"ratio replay/handwritten: {replay / hand:.3f}")
 
 

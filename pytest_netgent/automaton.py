@@ -125,8 +125,10 @@ class Action(BaseModel):
         missing = [p for p in _ACTION_REQUIRED[self.type] if p not in self.params]
         if missing:
             raise ValueError(f"{self.type} action needs params {missing}")
-        if self.type == "click" and "selector" not in self.params and not (
-            "x" in self.params and "y" in self.params
+        if (
+            self.type == "click"
+            and "selector" not in self.params
+            and not ("x" in self.params and "y" in self.params)
         ):
             raise ValueError("click action needs 'by' and 'selector' (or 'x' and 'y')")
         if "selector" in self.params and "by" not in self.params:

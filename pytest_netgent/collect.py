@@ -161,12 +161,12 @@ class WorkflowItem(pytest.Function):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.loaded.line - 1, f"workflow {self.loaded.workflow.name}"
 
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    def repr_failure(  # type: ignore[override]  # pytest.Function drops Node's style=
+        self, excinfo: pytest.ExceptionInfo[BaseException]
     ) -> Any:
         if isinstance(excinfo.value, NetgentError):
             return excinfo.value.report()
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
 
 class WorkflowErrorItem(pytest.Item):

@@ -34,7 +34,6 @@ from .browser.session import origin_of
 from .errors import (
     CheckOutcome,
     DriftContext,
-    LimitError,
     NavigationError,
     NetgentError,
     ReplayError,
@@ -79,7 +78,7 @@ class RunResult:
     duration: float = 0.0
     started_at: str = ""
     origins: set[str] = field(default_factory=set)
-    error: NetgentError | None = None
+    error: ReplayError | None = None
 
     @property
     def states_visited(self) -> list[str]:
@@ -125,9 +124,7 @@ class Redactor:
 
     def __init__(self, secrets: Mapping[str, str]) -> None:
         pairs = sorted(((v, k) for k, v in secrets.items() if v), key=lambda p: -len(p[0]))
-        self._pattern = (
-            re.compile("|".join(re.escape(v) for v, _ in pairs)) if pairs else None
-        )
+        self._pattern = re.compile("|".join(re.escape(v) for v, _ in pairs)) if pairs else None
         self._names = dict(pairs)
 
     def __call__(self, text: str) -> str:
@@ -169,8 +166,7 @@ class Engine:
         self.redact = Redactor(secrets)
         # Checks are substituted once: their values do not change during a run.
         self._checks = [
-            {"checks": [substitute(c.model_dump(), self.values) for c in s.checks]}
-            for s in states
+            {"checks": [substitute(c.model_dump(), self.values) for c in s.checks]} for s in states
         ]
         self.allowed = settings.allowed_hosts
         if self.allowed is None and settings.start_url:
@@ -292,14 +288,11 @@ class Engine:
             state_deadline = time.monotonic() + s.state_timeout
 
     def _run_actions(self, state: State, deadline: float) -> None:
-        actions = Actions(
-            self.driver, self.settings.state_timeout, self.check_navigation, deadline
-        )
+        actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation, deadline)
         for number, action in enumerate(state.actions, 1):
             if time.monotonic() >= deadline:
                 raise self._drift(
-                    f"workflow timeout ({self.settings.timeout:g}s) during state "
-                    f"{state.name!r}"
+                    f"workflow timeout ({self.settings.timeout:g}s) during state {state.name!r}"
                 )
             self._event("action", state=state.name, action=action.describe())
             params = substitute(action.params, self.values)

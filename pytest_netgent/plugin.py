@@ -87,8 +87,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="netgent_uc",
         action="store_true",
         default=False,
-        help="Drive Chromium through SeleniumBase's UC mode (for sites that block "
-        "automation).",
+        help="Drive Chromium through SeleniumBase's UC mode (for sites that block automation).",
     )
     group.addoption(
         "--netgent-browser-arg",
@@ -113,9 +112,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="ChromeDriver executable (default: ini netgent_chromedriver, else on PATH).",
     )
     parser.addini("netgent_base_url", "Value of {base_url} in workflows.", default="")
-    parser.addini(
-        "netgent_state_timeout", "Seconds to wait for a state to match.", default="10"
-    )
+    parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
     parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
     parser.addini("netgent_chromium", "Chromium executable.", default="")
     parser.addini("netgent_chromedriver", "ChromeDriver executable.", default="")
@@ -201,7 +198,7 @@ def netgent_browser(
     returns its :class:`~pytest_netgent.RunResult`.
     """
     try:
-        netgent_browser_pool.driver  # start it now: a browser that cannot start is an error
+        netgent_browser_pool.start()  # now: a browser that cannot start errors the setup
     except BrowserError as exc:
         pytest.fail(exc.report(), pytrace=False)
     browser = NetgentBrowser(netgent_browser_pool, netgent_settings, netgent_base_url)

@@ -10,6 +10,7 @@ Workflow items use it, and so can Python tests::
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,10 @@ class BrowserPool:
     @property
     def driver(self) -> WebDriver:
         """The live driver, started now if needed."""
+        return self.start()
+
+    def start(self) -> WebDriver:
+        """Start the browser unless it runs; raises :class:`BrowserError` if it cannot."""
         if self._driver is None:
             self._driver = start_browser(self.options)
         return self._driver
@@ -69,10 +74,8 @@ class BrowserPool:
         """Stop the browser, if one runs."""
         if self._driver is not None:
             driver, self._driver = self._driver, None
-            try:
+            with contextlib.suppress(Exception):  # already dead: nothing to stop
                 driver.quit()
-            except Exception:  # already dead: nothing to stop
-                pass
 
 
 def find_workflow(path: Path, name: str | None) -> LoadedWorkflow:
@@ -185,8 +188,6 @@ class NetgentBrowser:
 
 
 def _uses_base_url(states: list[State]) -> bool:
-    for state in states:
-        for item in [*state.checks, *state.actions]:
-            if "{base_url}" in str(item.params):
-                return True
-    return False
+    params = [c.params for s in states for c in s.checks]
+    params += [a.params for s in states for a in s.actions]
+    return any("{base_url}" in str(p) for p in params)

@@ -30,7 +30,9 @@ def resolve_secrets(
         first = next(iter(loaded.workflow.secrets))
         line = loaded.line_of("secrets", first)
         raise SecretError(
-            f"{display_path(loaded.path)}:{line}: secret " + ", ".join(missing) + " is not set: export "
+            f"{display_path(loaded.path)}:{line}: secret "
+            + ", ".join(missing)
+            + " is not set: export "
             "the environment variable before running pytest (its value is typed by the "
             "browser and never stored)"
         )

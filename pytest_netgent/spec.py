@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -27,7 +27,7 @@ PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 RESERVED_NAMES = frozenset({"base_url"})
 """Placeholder names the plugin provides itself."""
 
-Scalar = Union[str, int, float, bool]
+Scalar = str | int | float | bool
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
 
@@ -112,7 +112,7 @@ class Workflow(BaseModel):
         description="Secret name -> environment variable holding its value. Typed by the "
         "executor, never stored or shown.",
     )
-    marks: list[Union[str, dict[str, Any]]] = Field(
+    marks: list[str | dict[str, Any]] = Field(
         default_factory=list,
         description="pytest marks: a name, or {name: reason} / {name: {kwargs}} "
         "(e.g. {skip: 'site down'}, {xfail: {reason: flaky, strict: false}}).",
@@ -155,7 +155,7 @@ class Workflow(BaseModel):
         keys = list(self.parametrize)
         out = []
         for combo in itertools.product(*(self.parametrize[k] for k in keys)):
-            values = dict(zip(keys, combo))
+            values = dict(zip(keys, combo, strict=True))
             out.append(("-".join(_id_part(v) for v in combo), values))
         return out
 
@@ -358,9 +358,7 @@ def _load_document(
     try:
         workflow = Workflow.model_validate(data)
     except ValidationError as exc:
-        return BadDocument(
-            _explain(path, exc, builder, data, line), path, line, index, name
-        )
+        return BadDocument(_explain(path, exc, builder, data, line), path, line, index, name)
     loaded = LoadedWorkflow(workflow, path, line, index, builder.lines)
     problem = _semantic_errors(loaded, builder)
     if problem is not None:
@@ -393,9 +391,7 @@ def _explain(
         return WorkflowSpecError(path, line, f"unknown key {key!r}{where}: {hint}")
     if kind == "missing":
         line = _line_of(builder.lines, loc[:-1], doc_line)
-        return WorkflowSpecError(
-            path, line, f"missing required key {loc[-1]!r}{where}: add it"
-        )
+        return WorkflowSpecError(path, line, f"missing required key {loc[-1]!r}{where}: add it")
     line = _line_of(builder.lines, loc, doc_line)
     dotted = ".".join(str(p) for p in loc)
     got = err.get("input")
@@ -443,8 +439,7 @@ def _semantic_errors(loaded: LoadedWorkflow, builder: _Builder) -> WorkflowSpecE
         return WorkflowSpecError(
             path,
             loaded.line_of("states"),
-            "no state has 'end': mark the state that finishes the workflow with "
-            "'end: <reason>'",
+            "no state has 'end': mark the state that finishes the workflow with 'end: <reason>'",
         )
     for key, values in wf.parametrize.items():
         if not values:

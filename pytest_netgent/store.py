@@ -40,7 +40,10 @@ def safe_name(name: str) -> str:
 def cache_path(workflow_file: Path, workflow_name: str) -> Path:
     """Where the automaton of ``workflow_name`` from ``workflow_file`` lives."""
     return (
-        workflow_file.parent / CACHE_DIR / file_stem(workflow_file) / f"{safe_name(workflow_name)}.json"
+        workflow_file.parent
+        / CACHE_DIR
+        / file_stem(workflow_file)
+        / f"{safe_name(workflow_name)}.json"
     )
 
 

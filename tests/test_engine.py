@@ -41,18 +41,26 @@ def test_run_a_file_from_python(netgent_browser: NetgentBrowser) -> None:
     assert result.states_visited == ["Home page", "Reading"]
     events = [e.event for e in result.timeline]
     assert events[0] == "start" and events[-1] == "end"
-    assert all(a.elapsed <= b.elapsed for a, b in zip(result.timeline, result.timeline[1:]))
+    assert all(
+        a.elapsed <= b.elapsed for a, b in zip(result.timeline, result.timeline[1:], strict=False)
+    )
     # the driver is exposed for the test's own checks
     heading = netgent_browser.driver.find_element("css selector", "h1#firstHeading")
     assert heading.text == "QUIC"
 
 
-def test_one_round_trip_per_tick_with_20_states(netgent_browser: NetgentBrowser, base_url: str) -> None:
+def test_one_round_trip_per_tick_with_20_states(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
     driver = netgent_browser.driver
     driver.get(base_url + "/wiki/")
     states = [
-        {"checks": [{"type": "element", "params": css(f"#missing-{i}")},
-                    {"type": "url", "params": {"url": base_url + "/x", "match": "prefix"}}]}
+        {
+            "checks": [
+                {"type": "element", "params": css(f"#missing-{i}")},
+                {"type": "url", "params": {"url": base_url + "/x", "match": "prefix"}},
+            ]
+        }
         for i in range(19)
     ] + [{"checks": [{"type": "element", "params": css("#search-input")}]}]
     calls: list[str] = []
@@ -72,7 +80,9 @@ def test_one_round_trip_per_tick_with_20_states(netgent_browser: NetgentBrowser,
     assert len(calls) == 1, calls
 
 
-def test_tick_waits_in_page_for_a_late_element(netgent_browser: NetgentBrowser, base_url: str) -> None:
+def test_tick_waits_in_page_for_a_late_element(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
     driver = netgent_browser.driver
     driver.get(base_url + "/wiki/search?q=quic")  # results arrive ~150 ms later by fetch
     states = [{"checks": [{"type": "element", "params": css("#results li.result")}]}]
@@ -89,7 +99,8 @@ def test_checks_of_every_kind(netgent_browser: NetgentBrowser, base_url: str) ->
             "params": {"url": base_url + "/wiki/article/quic?x=1", "ignore_query": ["utm_source"]},
         },
         "url exact ignoring all params": {
-            "type": "url", "params": {"url": base_url + "/wiki/article/quic", "ignore_query": True}
+            "type": "url",
+            "params": {"url": base_url + "/wiki/article/quic", "ignore_query": True},
         },
         "url prefix": {"type": "url", "params": {"url": base_url + "/wiki/", "match": "prefix"}},
         "url pattern": {"type": "url", "params": {"url": r"/article/[a-z]+\?", "match": "pattern"}},
@@ -98,9 +109,15 @@ def test_checks_of_every_kind(netgent_browser: NetgentBrowser, base_url: str) ->
         "text": {"type": "text", "params": {"text": "head-of-line blocking"}},
         "hidden element present": element("#cite-box", visible=False),
         "xpath": {"type": "element", "params": {"by": "xpath", "selector": "//h1[text()='QUIC']"}},
-        "link text": {"type": "element", "params": {"by": "link text", "selector": "Printable version"}},
+        "link text": {
+            "type": "element",
+            "params": {"by": "link text", "selector": "Printable version"},
+        },
         "name": {"type": "element", "params": {"by": "name", "selector": "lang"}},
-        "script": {"type": "script", "params": {"script": "document.querySelectorAll('p').length > 5"}},
+        "script": {
+            "type": "script",
+            "params": {"script": "document.querySelectorAll('p').length > 5"},
+        },
     }
     failing = {
         "url exact with params": url_is(base_url + "/wiki/article/quic"),
@@ -110,7 +127,7 @@ def test_checks_of_every_kind(netgent_browser: NetgentBrowser, base_url: str) ->
     }
     states = [{"checks": [c]} for c in [*checks.values(), *failing.values()]]
     tick = evaluate(driver, states, None, 0)
-    results = dict(zip([*checks, *failing], tick.results))
+    results = dict(zip([*checks, *failing], tick.results, strict=True))
     for name in checks:
         assert results[name] == [(True, "")], name
     assert results["hidden element must be visible"] == [(False, "present but not visible")]
@@ -122,7 +139,10 @@ def test_checks_of_every_kind(netgent_browser: NetgentBrowser, base_url: str) ->
 
 def test_every_action_on_a_real_page(netgent_browser: NetgentBrowser, base_url: str) -> None:
     def hidden(selector: str) -> dict[str, Any]:
-        return {"type": "script", "params": {"script": f"document.querySelector('{selector}').hidden"}}
+        return {
+            "type": "script",
+            "params": {"script": f"document.querySelector('{selector}').hidden"},
+        }
 
     home = "{base_url}/wiki/?from=print"
     spec = workflow("Article", "Language set", "Cite shown", "Printable", "Back")
@@ -178,11 +198,20 @@ def test_press_key_and_type_into_focused_element(netgent_browser: NetgentBrowser
         state(
             "Home",
             [url_is("{base_url}/wiki/")],
-            [action("click", **css("#search-input")), action("type", text="webrtc"),
-             action("press_key", key="Enter")],
+            [
+                action("click", **css("#search-input")),
+                action("type", text="webrtc"),
+                action("press_key", key="Enter"),
+            ],
         ),
-        state("Results", [{"type": "url", "params": {"url": "q=webrtc", "match": "contains"}},
-                          element("#results li.result")], end_state="done"),
+        state(
+            "Results",
+            [
+                {"type": "url", "params": {"url": "q=webrtc", "match": "contains"}},
+                element("#results li.result"),
+            ],
+            end_state="done",
+        ),
     ]
     assert netgent_browser.run(spec, states=states).passed
 
@@ -193,7 +222,9 @@ def test_unknown_key_is_reported(netgent_browser: NetgentBrowser) -> None:
         state("Home", [url_is("{base_url}/wiki/")], [action("press_key", key="Hyper")]),
         state("Never", [element("#never")]),
     ]
-    with pytest.raises(ReplayError, match=r"press_key: unknown key 'Hyper'; use a single character"):
+    with pytest.raises(
+        ReplayError, match=r"press_key: unknown key 'Hyper'; use a single character"
+    ):
         netgent_browser.run(spec, states=states)
 
 
@@ -225,12 +256,16 @@ def test_repeat_resets_on_new_page(netgent_browser: NetgentBrowser) -> None:
     # a like on an article: the state runs once per page, and the page is new each time
     spec = workflow("Article", "Never", state_timeout=1, max_steps=3)
     states = [
-        state("Article", [element("#firstHeading")],
-              [action("navigate", url="{base_url}/wiki/article/quic")]),
+        state(
+            "Article",
+            [element("#firstHeading")],
+            [action("navigate", url="{base_url}/wiki/article/quic")],
+        ),
         state("Never", [element("#never")]),
     ]
-    result = netgent_browser.run(spec.model_copy(update={"start_url": ARTICLE}), states=states,
-                                 check=False)
+    result = netgent_browser.run(
+        spec.model_copy(update={"start_url": ARTICLE}), states=states, check=False
+    )
     assert result.states_visited == ["Article"] * 3
     assert isinstance(result.error, ReplayError)
     assert result.error.reason.startswith("max_steps (3) reached without an end state")
@@ -240,19 +275,24 @@ def test_ambiguity_is_an_error_when_multiple_states_are_not_allowed(
     netgent_browser: NetgentBrowser,
 ) -> None:
     spec = workflow("A", "B", allow_multiple_states=False)
-    states = [state("A", [element("#search-input")]),
-              state("B", [element("header")], end_state="done")]
+    states = [
+        state("A", [element("#search-input")]),
+        state("B", [element("header")], end_state="done"),
+    ]
     with pytest.raises(ReplayError, match=r"several states match the page \('A', 'B'\)"):
         netgent_browser.run(spec, states=states)
     # by default the first declared state wins; it may not fire again, so B follows
-    assert netgent_browser.run(spec.model_copy(update={"allow_multiple_states": True}),
-                               states=states).states_visited == ["A", "B"]
+    assert netgent_browser.run(
+        spec.model_copy(update={"allow_multiple_states": True}), states=states
+    ).states_visited == ["A", "B"]
 
 
 def test_workflow_timeout(netgent_browser: NetgentBrowser) -> None:
     spec = workflow("Home", "Never", timeout=0.6, state_timeout=5)
-    states = [state("Home", [url_is("{base_url}/wiki/")], [action("wait", seconds=10)]),
-              state("Never", [element("#never")])]
+    states = [
+        state("Home", [url_is("{base_url}/wiki/")], [action("wait", seconds=10)]),
+        state("Never", [element("#never")]),
+    ]
     result = netgent_browser.run(spec, states=states, check=False)
     assert isinstance(result.error, ReplayError)
     assert result.error.reason.startswith("workflow timeout: no end state within 0.6s")

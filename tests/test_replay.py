@@ -188,7 +188,10 @@ def test_parametrize_ids_and_values(project: Project) -> None:
     )
     result = project.run("-v")
     result.stdout.fnmatch_lines(
-        ["search.netgent.yaml::search[[]QUIC[]] PASSED*", "search.netgent.yaml::search[[]WebRTC[]] PASSED*"]
+        [
+            "search.netgent.yaml::search[[]QUIC[]] PASSED*",
+            "search.netgent.yaml::search[[]WebRTC[]] PASSED*",
+        ]
     )
     rows = [json.loads(x) for x in (project.path / "finished.jsonl").read_text().splitlines()]
     urls = {r["id"].split("::")[1]: r["url"] for r in rows}

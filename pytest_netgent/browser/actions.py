@@ -205,7 +205,7 @@ class Actions:
         from selenium.webdriver.common.actions.action_builder import ActionBuilder
 
         builder = ActionBuilder(self.driver)
-        builder.pointer_action.move_to_location(int(x), int(y))
+        builder.pointer_action.move_to_location(int(x), int(y))  # type: ignore[no-untyped-call]
         builder.pointer_action.click()
         builder.perform()
 
@@ -319,9 +319,10 @@ class Actions:
             if "url" in params or "title" in params:
                 for handle in handles:
                     self.driver.switch_to.window(handle)
-                    if str(params.get("url", "")) in self.driver.current_url and str(
-                        params.get("title", "")
-                    ) in self.driver.title:
+                    if (
+                        str(params.get("url", "")) in self.driver.current_url
+                        and str(params.get("title", "")) in self.driver.title
+                    ):
                         return handle
                 self.driver.switch_to.window(before)
                 return None

@@ -72,8 +72,9 @@ def evaluate(
         doc=str(raw["doc"]),
         href=str(raw["href"]),
         title=str(raw["title"]),
-        results=[[(bool(c[0]), str(c[1]) if len(c) > 1 else "") for c in row]
-                 for row in raw["results"]],
+        results=[
+            [(bool(c[0]), str(c[1]) if len(c) > 1 else "") for c in row] for row in raw["results"]
+        ],
         matched=[int(i) for i in raw["matched"]],
     )
 
