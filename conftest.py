@@ -13,7 +13,6 @@ import pytest
 
 from fixtures import VARIANTS, serve
 
-
 # The password of the local NetWiki's test account (fixtures/wiki.py), which the
 # example workflows read as a secret from the environment; a real site's password
 # would be exported by the user or the CI job instead.

@@ -378,3 +378,27 @@ def test_missing_chromium_names_the_fix(project: Project, tmp_path: Path) -> Non
             "or give the path of an installed one"
         ]
     )
+
+
+def test_uc_mode_replays_without_download_attempts(project: Project) -> None:
+    file = project.workflow("search", SEARCH_WORKFLOW)
+    project.states(file, "search", SEARCH_STATES)
+    project.pytester.makeconftest(
+        """
+        import pytest
+
+        @pytest.fixture(autouse=True)
+        def _record_driver_kind(request, netgent_browser):
+            yield
+            request.config._netgent_driver_kind = type(netgent_browser.driver).__module__
+
+        def pytest_unconfigure(config):
+            print("driver module:", getattr(config, "_netgent_driver_kind", "?"))
+        """
+    )
+    result = project.run("--netgent-uc", "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["driver module: seleniumbase.undetected*"])
+    output = result.stdout.str() + result.stderr.str()
+    assert "Exception managing chrome" not in output
+    assert "googlechromelabs" not in output
