@@ -402,3 +402,15 @@ def test_uc_mode_replays_without_download_attempts(project: Project) -> None:
     output = result.stdout.str() + result.stderr.str()
     assert "Exception managing chrome" not in output
     assert "googlechromelabs" not in output
+
+
+def test_browser_args_reach_chromium(project: Project) -> None:
+    project.pytester.makepyfile(
+        test_agent="""
+        def test_agent(netgent_browser):
+            agent = netgent_browser.driver.execute_script("return navigator.userAgent")
+            assert agent == "netgent-test-agent"
+        """
+    )
+    result = project.run("--netgent-browser-arg=--user-agent=netgent-test-agent")
+    result.assert_outcomes(passed=1)
