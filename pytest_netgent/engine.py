@@ -24,10 +24,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from .automaton import State
+from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
 from .browser.page import Tick, evaluate
 from .browser.session import origin_of
@@ -103,6 +103,21 @@ class RunSettings:
     screenshot_dir: Path | None = None
 
 
+class Healer(Protocol):
+    """Record mode's hook into the loop: synthesise or repair states on the page."""
+
+    settle: float
+    """Seconds without any matching state before :meth:`no_match` is asked."""
+
+    def no_match(self, engine: Engine) -> int:
+        """Synthesise, run and add the state that applies now; returns its index."""
+        ...
+
+    def action_failed(self, engine: Engine, index: int, error: ActionFailed) -> int:
+        """Resynthesise state ``index`` after one of its actions failed; returns its index."""
+        ...
+
+
 def substitute(value: Any, values: Mapping[str, Any]) -> Any:
     """Replace ``{name}`` placeholders in strings (recursively) by ``values[name]``.
 
@@ -157,17 +172,20 @@ class Engine:
         values: Mapping[str, Any],
         secrets: Mapping[str, str],
         settings: RunSettings,
+        healer: Healer | None = None,
+        order: list[str] | None = None,
     ) -> None:
         self.driver = driver
         self.workflow = workflow
-        self.states = states
+        self.states: list[State] = []
         self.settings = settings
         self.values = {**values, **secrets}
         self.redact = Redactor(secrets)
-        # Checks are substituted once: their values do not change during a run.
-        self._checks = [
-            {"checks": [substitute(c.model_dump(), self.values) for c in s.checks]} for s in states
-        ]
+        self.healer = healer
+        self.order = order or [s.name for s in states]
+        self._checks: list[dict[str, Any]] = []
+        for state in states:
+            self.put_state(state)
         self.allowed = settings.allowed_hosts
         if self.allowed is None and settings.start_url:
             host = urlsplit(substitute(settings.start_url, self.values)).hostname
@@ -206,6 +224,52 @@ class Engine:
                 "add the host to the workflow's 'allowed_hosts' if this is expected"
             )
 
+    def put_state(self, state: State) -> int:
+        """Add ``state`` (or replace the one of its name) in declared order; its index."""
+        # Checks are substituted once here: their values do not change during a run.
+        checks = {"checks": [substitute(c.model_dump(), self.values) for c in state.checks]}
+        names = [s.name for s in self.states]
+        if state.name in names:
+            index = names.index(state.name)
+            self.states[index] = state
+            self._checks[index] = checks
+            return index
+        rank = self.order.index(state.name) if state.name in self.order else len(self.order)
+        index = next(
+            (
+                i
+                for i, s in enumerate(self.states)
+                if (self.order.index(s.name) if s.name in self.order else len(self.order)) > rank
+            ),
+            len(self.states),
+        )
+        self.states.insert(index, state)
+        self._checks.insert(index, checks)
+        return index
+
+    def evaluate_now(self, states: list[State] | None = None) -> Tick:
+        """Evaluate ``states`` (default: the automaton's) once, without waiting."""
+        if states is None:
+            return evaluate(self.driver, self._checks, None, 0)
+        checks = [
+            {"checks": [substitute(c.model_dump(), self.values) for c in s.checks]} for s in states
+        ]
+        return evaluate(self.driver, checks, None, 0)
+
+    @property
+    def last_tick(self) -> Tick:
+        """The last tick that saw the page."""
+        return self._last_tick
+
+    @property
+    def last_state(self) -> str:
+        """Name of the state that ran last ("" before the first)."""
+        return self._last_state
+
+    def event(self, event: str, **fields: str) -> None:
+        """Add a timeline entry (secrets redacted)."""
+        self._event(event, **fields)
+
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> RunResult:
@@ -234,7 +298,7 @@ class Engine:
         last_fired: int | None = None
         last_page: tuple[str, str] = ("", "")
         repeats = 0
-        state_deadline = time.monotonic() + s.state_timeout
+        state_deadline = time.monotonic() + self._wait_for_state()
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -243,10 +307,21 @@ class Engine:
                     "(raise 'timeout' in the workflow if it needs longer)"
                 )
             if now >= state_deadline:
-                raise self._drift(
-                    f"no state matched the page within {s.state_timeout:g}s "
-                    "(the UI may have changed; see the failing checks below)"
-                )
+                if self.healer is None:
+                    raise self._drift(
+                        f"no state matched the page within {s.state_timeout:g}s "
+                        "(the UI may have changed; see the failing checks below)"
+                    )
+                page = (self._last_tick.doc, self._last_tick.href)
+                index = self.healer.no_match(self)
+                self.result.steps += 1
+                if self.states[index].end_state:
+                    self._finish(self.states[index])
+                    return
+                repeats = repeats + 1 if (index == last_fired and page == last_page) else 0
+                last_fired, last_page = index, page
+                state_deadline = time.monotonic() + self._wait_for_state()
+                continue
             wait_ms = int(min(TICK_MS, (min(deadline, state_deadline) - now) * 1000))
             exclude = None
             if last_fired is not None and repeats >= self.states[last_fired].repeat:
@@ -278,36 +353,57 @@ class Engine:
             state = self.states[index]
             self._last_state = state.name
             self._event("state", state=state.name, url=tick.href)
-            self._run_actions(state, deadline)
+            try:
+                self.run_actions(state, deadline)
+            except ActionFailed as exc:
+                if self.healer is None:
+                    raise self._drift(self.redact(str(exc)), fresh=True) from None
+                index = self.healer.action_failed(self, index, exc)
+                state = self.states[index]
             if state.end_state:
-                self.result.passed = True
-                self.result.end_state = state.end_state
-                self._event("end", state=state.name, detail=state.end_state)
+                self._finish(state)
                 return
             last_fired, last_page = index, page
-            state_deadline = time.monotonic() + s.state_timeout
+            state_deadline = time.monotonic() + self._wait_for_state()
 
-    def _run_actions(self, state: State, deadline: float) -> None:
-        actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation, deadline)
+    def _finish(self, state: State) -> None:
+        self.result.passed = True
+        self.result.end_state = state.end_state
+        self._event("end", state=state.name, detail=state.end_state)
+
+    def _wait_for_state(self) -> float:
+        """How long to wait for a state to match before reporting drift or healing."""
+        if self.healer is None:
+            return self.settings.state_timeout
+        return min(self.healer.settle, self.settings.state_timeout)
+
+    def run_actions(self, state: State, deadline: float | None = None) -> None:
+        """Run ``state``'s actions in order; raises :class:`ActionFailed` naming the step."""
         for number, action in enumerate(state.actions, 1):
-            if time.monotonic() >= deadline:
-                raise self._drift(
-                    f"workflow timeout ({self.settings.timeout:g}s) during state {state.name!r}"
-                )
-            self._event("action", state=state.name, action=action.describe())
-            params = substitute(action.params, self.values)
-            try:
-                actions.run(action.type, params)
-            except ActionFailed as exc:
-                raise self._drift(
-                    f"state {state.name!r}, action {number} ({action.describe()}) failed: "
-                    f"{self.redact(str(exc))}",
-                    fresh=True,
-                ) from None
-            if action.type in ("navigate", "go_back", "switch_tab", "click"):
-                url = self._current_url()
-                if url:
-                    self._see_url(url)
+            self.run_action(state.name, number, action, deadline)
+
+    def run_action(
+        self, state: str, number: int, action: Action, deadline: float | None = None
+    ) -> None:
+        """Run one action (placeholders substituted), recording it in the timeline."""
+        deadline = deadline or self._t0 + self.settings.timeout
+        if time.monotonic() >= deadline:
+            raise self._drift(
+                f"workflow timeout ({self.settings.timeout:g}s) during state {state!r}"
+            )
+        actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation, deadline)
+        self._event("action", state=state, action=action.describe())
+        try:
+            actions.run(action.type, substitute(action.params, self.values))
+        except ActionFailed as exc:
+            raise ActionFailed(
+                f"state {state!r}, action {number} ({action.describe()}) failed: "
+                f"{self.redact(str(exc))}"
+            ) from None
+        if action.type in ("navigate", "go_back", "switch_tab", "click"):
+            url = self._current_url()
+            if url:
+                self._see_url(url)
 
     def _navigate(self, url: str) -> None:
         actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation)

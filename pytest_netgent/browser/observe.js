@@ -1,0 +1,223 @@
+// Observe the page for synthesis, in one round trip: URL, title, headings, and every
+// visible interactive element with its accessible name and stable, verified selectors.
+//
+// Selectors are tried from most to least stable (a non-generated id, data-testid, name,
+// aria-label, placeholder, link/button text, type, classes, position) and kept only if
+// they match exactly this one element. Elements that repeat in a list (search results,
+// feed items) also get a group selector matching every item, and their index in it.
+const MAX = arguments[0] || 400;
+
+function generated(token) {
+  // React/Emotion/styled-components ids and hashes: digits runs, hex, ":r1:", "css-1x2y"
+  return /\d{3,}|\b[0-9a-f]{8,}\b|^:r|^(css|sc|jsx|ember|ext-gen)-|[a-z]+\d+[a-z]+\d/i
+    .test(token) || token.length > 40;
+}
+
+function q(value) {
+  return '"' + String(value).replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"';
+}
+
+function xq(value) {
+  if (!value.includes("'")) return "'" + value + "'";
+  if (!value.includes('"')) return '"' + value + '"';
+  return "concat('" + value.split("'").join("', \"'\", '") + "')";
+}
+
+function count(by, selector) {
+  try {
+    if (by === "xpath") {
+      return document.evaluate(selector, document, null,
+        XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null).snapshotLength;
+    }
+    if (by === "link text") {
+      return Array.from(document.querySelectorAll("a")).filter(
+        (a) => a.innerText.trim() === selector).length;
+    }
+    return document.querySelectorAll(selector).length;
+  } catch (e) {
+    return 0;
+  }
+}
+
+function visible(el) {
+  if (el.checkVisibility && !el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true}))
+    return false;
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && r.height > 0;
+}
+
+function clean(text) {
+  return (text || "").replace(/\s+/g, " ").trim();
+}
+
+function labelOf(el) {
+  if (el.getAttribute("aria-label")) return clean(el.getAttribute("aria-label"));
+  const by = el.getAttribute("aria-labelledby");
+  if (by) {
+    const t = by.split(/\s+/).map((id) => document.getElementById(id))
+      .filter(Boolean).map((n) => n.innerText).join(" ");
+    if (clean(t)) return clean(t);
+  }
+  if (el.id) {
+    const l = document.querySelector("label[for=" + q(el.id) + "]");
+    if (l && clean(l.innerText)) return clean(l.innerText);
+  }
+  const wrap = el.closest("label");
+  if (wrap && clean(wrap.innerText)) return clean(wrap.innerText);
+  return "";
+}
+
+function nameOf(el) {
+  const tag = el.tagName.toLowerCase();
+  return labelOf(el) || clean(el.getAttribute("placeholder")) || clean(el.getAttribute("alt"))
+    || clean(el.getAttribute("title"))
+    || (tag === "input" && ["submit", "button"].includes(el.type) ? clean(el.value) : "")
+    || (["input", "textarea", "select"].includes(tag) ? "" : clean(el.innerText).slice(0, 80));
+}
+
+function classSelector(el) {
+  const tag = el.tagName.toLowerCase();
+  const classes = Array.from(el.classList).filter((c) => !generated(c)).slice(0, 3);
+  return classes.length ? tag + classes.map((c) => "." + CSS.escape(c)).join("") : "";
+}
+
+function uniqueCss(el) {
+  const tag = el.tagName.toLowerCase();
+  if (el.id && !generated(el.id)) {
+    const s = "#" + CSS.escape(el.id);
+    if (count("css selector", s) === 1) return s;
+  }
+  const path = [];
+  let node = el;
+  while (node && node.nodeType === 1 && node !== document.documentElement) {
+    let part = classSelector(node) || node.tagName.toLowerCase();
+    if (node.id && !generated(node.id)) {
+      path.unshift("#" + CSS.escape(node.id));
+      break;
+    }
+    const parent = node.parentElement;
+    if (parent) {
+      const same = Array.from(parent.children).filter((c) => c.matches(part));
+      if (same.length > 1) part += ":nth-of-type(" +
+        (Array.from(parent.children).filter((c) => c.tagName === node.tagName)
+          .indexOf(node) + 1) + ")";
+    }
+    path.unshift(part);
+    const s = path.join(" > ");
+    if (count("css selector", s) === 1) return s;
+    node = parent;
+  }
+  const s = path.join(" > ");
+  return count("css selector", s) === 1 ? s : tag;
+}
+
+function selectorsOf(el) {
+  const tag = el.tagName.toLowerCase();
+  const out = [];
+  const add = (by, selector, stable) => {
+    if (selector && out.every((s) => s.selector !== selector) && count(by, selector) === 1) {
+      out.push({by, selector, stable});
+    }
+  };
+  if (el.id && !generated(el.id)) add("css selector", "#" + CSS.escape(el.id), true);
+  for (const attr of ["data-testid", "data-test", "data-qa", "name", "aria-label",
+                      "placeholder"]) {
+    const v = el.getAttribute(attr);
+    if (v && !generated(v)) add("css selector", tag + "[" + attr + "=" + q(v) + "]", true);
+  }
+  const text = clean(el.innerText);
+  if (text && text.length <= 60) {
+    if (tag === "a") add("link text", text, true);
+    else if (["button", "summary", "label"].includes(tag) || el.getAttribute("role"))
+      add("xpath", "//" + tag + "[normalize-space()=" + xq(text) + "]", true);
+  }
+  if (tag === "input" && el.type && el.type !== "text")
+    add("css selector", "input[type=" + q(el.type) + "]", true);
+  const cls = classSelector(el);
+  if (cls) add("css selector", cls, false);
+  add("css selector", uniqueCss(el), false);
+  return out;
+}
+
+// A list of similar items (results, posts): the nearest ancestor that repeats among
+// its siblings; the group selector matches this element's counterpart in every item.
+function groupOf(el) {
+  let item = el;
+  for (let depth = 0; item && item.parentElement && depth < 6; depth++) {
+    const parent = item.parentElement;
+    const part = classSelector(item) || item.tagName.toLowerCase();
+    const siblings = Array.from(parent.children).filter((c) => c.matches(part));
+    if (siblings.length >= 2) {
+      const inner = item === el ? "" : " " + (classSelector(el) || el.tagName.toLowerCase());
+      const container = uniqueCss(parent);
+      const selector = container + " > " + part + inner;
+      const all = Array.from(document.querySelectorAll(selector));
+      if (all.length >= 2 && all.includes(el)) {
+        return {selector, index: all.indexOf(el), size: all.length};
+      }
+    }
+    item = parent;
+  }
+  return null;
+}
+
+function regionOf(el) {
+  const r = el.closest("header, nav, main, footer, aside, form, [role=main], [role=navigation]");
+  return r ? (r.getAttribute("role") || r.tagName.toLowerCase()) : "";
+}
+
+const INTERACTIVE = "a[href], button, input:not([type=hidden]), select, textarea, summary, " +
+  "video, [role=button], [role=link], [role=checkbox], [role=tab], [role=menuitem], " +
+  "[role=option], [role=searchbox], [role=textbox], [role=combobox], [contenteditable=true], " +
+  "[onclick], [tabindex]:not([tabindex='-1'])";
+
+const elements = [];
+for (const el of document.querySelectorAll(INTERACTIVE)) {
+  if (elements.length >= MAX) break;
+  if (!visible(el)) continue;
+  const r = el.getBoundingClientRect();
+  const tag = el.tagName.toLowerCase();
+  const attrs = {};
+  for (const a of ["id", "name", "type", "role", "href", "placeholder", "aria-label",
+                   "aria-pressed", "aria-expanded", "aria-checked", "data-testid", "value",
+                   "class"]) {
+    const v = el.getAttribute(a);
+    if (v !== null && v !== "") attrs[a] = v.slice(0, 120);
+  }
+  const options = tag === "select"
+    ? Array.from(el.options).map((o) => ({text: clean(o.text), value: o.value})) : undefined;
+  elements.push({
+    mmid: elements.length + 1,
+    tag,
+    role: el.getAttribute("role") || "",
+    name: nameOf(el),
+    label: labelOf(el),
+    text: clean(el.innerText).slice(0, 120),
+    attrs,
+    options,
+    region: regionOf(el),
+    selectors: selectorsOf(el),
+    group: groupOf(el),
+    box: {x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height / 2),
+          width: Math.round(r.width), height: Math.round(r.height)},
+  });
+}
+
+const headings = [];
+for (const h of document.querySelectorAll("h1, h2, h3, [role=heading]")) {
+  if (!visible(h) || !clean(h.innerText)) continue;
+  headings.push({
+    tag: h.tagName.toLowerCase(),
+    text: clean(h.innerText).slice(0, 120),
+    selectors: selectorsOf(h),
+  });
+  if (headings.length >= 30) break;
+}
+
+return {
+  url: location.href,
+  title: document.title,
+  elements,
+  headings,
+  text: clean(document.body ? document.body.innerText : "").slice(0, 4000),
+};

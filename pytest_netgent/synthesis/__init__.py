@@ -1,0 +1,89 @@
+"""Synthesis: natural-language states become concrete checks and actions.
+
+A :class:`Synthesiser` answers three questions, as NetGent's state synthesis and web
+agent do: which state prompt applies to the page (:meth:`~Synthesiser.select_state`),
+which checks recognise it (:meth:`~Synthesiser.define_triggers`), and which browser
+actions carry out one instruction of it (:meth:`~Synthesiser.resolve_instruction`). The
+record loop in :mod:`pytest_netgent.recorder` asks these questions and executes the
+answers; implementations only decide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..automaton import Action, Check
+from ..spec import StateSpec
+from .observation import Observation
+
+
+class Unresolved(Exception):
+    """A synthesiser could not decide; ``reason`` says what it looked for."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+@dataclass
+class Context:
+    """What a synthesiser may know beyond the page.
+
+    ``values`` maps placeholder names of vars and parameters to their values, so that
+    literal values seen on the page can be stored as ``{name}``; secrets appear only by
+    name (``secrets``), never by value.
+    """
+
+    workflow: str
+    description: str = ""
+    history: list[str] = field(default_factory=list)
+    values: dict[str, str] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)
+    base_url: str = ""
+
+
+@dataclass
+class Usage:
+    """What synthesis cost: steps each tier resolved, LLM calls and tokens."""
+
+    builtin_steps: int = 0
+    llm_steps: int = 0
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        """Add ``other``'s counts to these."""
+        self.builtin_steps += other.builtin_steps
+        self.llm_steps += other.llm_steps
+        self.llm_calls += other.llm_calls
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+
+
+class Synthesiser(Protocol):
+    """Decides states, triggers and actions from prompts and page observations."""
+
+    name: str
+    """Recorded in the cache document's ``synthesis.model``."""
+    usage: Usage
+
+    def select_state(
+        self, ctx: Context, page: Observation, candidates: list[StateSpec]
+    ) -> StateSpec:
+        """The candidate state prompt that applies to ``page``; raises :class:`Unresolved`."""
+        ...
+
+    def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+        """Checks that hold on ``page`` and recognise ``state``; raises :class:`Unresolved`."""
+        ...
+
+    def resolve_instruction(
+        self, ctx: Context, page: Observation, state: StateSpec, instruction: str
+    ) -> list[Action]:
+        """The actions that carry out ``instruction`` on ``page``; raises :class:`Unresolved`."""
+        ...
+
+
+__all__ = ["Context", "Observation", "Synthesiser", "Unresolved", "Usage"]
