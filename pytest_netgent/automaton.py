@@ -145,7 +145,9 @@ class Action(BaseModel):
             target = f" at ({p['x']}, {p['y']})"
         else:
             target = ""
-        rest = {k: v for k, v in p.items() if k not in ("by", "selector", "x", "y")}
+        if "index" in p:
+            target += f"[{p['index']}]"
+        rest = {k: v for k, v in p.items() if k not in ("by", "selector", "x", "y", "index")}
         args = " " + " ".join(f"{k}={v!r}" for k, v in rest.items()) if rest else ""
         return f"{self.type}{target}{args}"
 

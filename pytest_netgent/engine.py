@@ -44,6 +44,8 @@ from .spec import PLACEHOLDER
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
+    from .recorder import RecordReport
+
 TICK_MS = 500
 """Longest in-page wait of one tick; limits are checked between ticks."""
 
@@ -78,7 +80,9 @@ class RunResult:
     duration: float = 0.0
     started_at: str = ""
     origins: set[str] = field(default_factory=set)
-    error: ReplayError | None = None
+    error: NetgentError | None = None
+    record: RecordReport | None = None
+    """What record mode synthesised, healed and wrote (``None`` in plain replay)."""
 
     @property
     def states_visited(self) -> list[str]:

@@ -48,8 +48,31 @@ def _url(option: str) -> Callable[[str], str]:
     return parse
 
 
+def _record_mode(text: str) -> str:
+    from .recorder import MODES
+
+    if text not in MODES:
+        raise pytest.UsageError(
+            f"--netgent-record takes no value or one of {', '.join(MODES)}, got {text!r}: "
+            "e.g. --netgent-record or --netgent-record=all"
+        )
+    return text
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("netgent", "workflow automation (pytest-netgent)")
+    group.addoption(
+        "--netgent-record",
+        dest="netgent_record",
+        metavar="MODE",
+        nargs="?",
+        const="missing",
+        default=None,
+        type=_record_mode,
+        help="Synthesise missing and stale states, heal broken ones and write the cache "
+        "after each passing workflow. MODE: missing (default), all (ignore the cache), "
+        "propose (heal into --netgent-artifacts/proposed and fail, for review).",
+    )
     group.addoption(
         "--netgent-base-url",
         dest="netgent_base_url",
@@ -154,6 +177,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state_timeout=timeout,
         artifacts=artifacts,
         base_url=_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
+        record=config.getoption("netgent_record") or "",
     )
 
 

@@ -20,9 +20,12 @@ from . import store
 from .automaton import Automaton, State
 from .browser.session import BrowserOptions, reset_browser, start_browser
 from .engine import Engine, RunResult, RunSettings
-from .errors import NetgentError, WorkflowSpecError, display_path
+from .errors import NetgentError, ReplayError, WorkflowSpecError, display_path
+from .recorder import Recorder, StatesProposed, save, usable_states
 from .secrets import resolve_secrets
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
+from .synthesis import Context, Synthesiser
+from .synthesis.builtin import BuiltinSynthesiser
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -36,6 +39,8 @@ class Settings:
     state_timeout: float = 10.0
     artifacts: Path = Path("netgent-artifacts")
     base_url: str = ""
+    record: str = ""
+    """``--netgent-record`` mode: "" (replay), ``missing``, ``all`` or ``propose``."""
 
 
 class BrowserPool:
@@ -129,13 +134,17 @@ class NetgentBrowser:
         heal: str = "",
         artifacts: Path | None = None,
         check: bool = True,
+        record: str | None = None,
+        synthesiser: Synthesiser | None = None,
     ) -> RunResult:
         """Replay a workflow and return its result.
 
         ``workflow`` is a workflow file (with ``name`` when it holds several), a loaded
         workflow, or a :class:`Workflow` object (then pass ``states``). ``params`` sets
-        parameters and overrides vars. With ``check`` (the default) a failed run raises
-        its :class:`NetgentError`; otherwise the error is on ``result.error``.
+        parameters and overrides vars. ``record`` (``missing``, ``all`` or ``propose``;
+        default: ``--netgent-record``) synthesises states with ``synthesiser`` (default:
+        builtin) and writes the cache after a passing run. With ``check`` (the default) a
+        failed run raises its :class:`NetgentError`; otherwise it is on ``result.error``.
         """
         __tracebackhide__ = True
         if isinstance(workflow, (str, Path)):
@@ -146,12 +155,19 @@ class NetgentBrowser:
             loaded = workflow
         spec = loaded.workflow
         heal = heal or "pytest --netgent-record"
-        record = f"run {heal} to synthesise the missing and stale states"
-        if states is None:
-            path = store.cache_path(loaded.path, spec.name)
-            replay = store.replay_states(spec, store.load(path), path, record)
+        record_mode = self.settings.record if record is None else record
+        cache_file = store.cache_path(loaded.path, spec.name)
+        previous: Automaton | None = None
+        if record_mode and states is None:
+            previous = store.load(cache_file)  # a corrupt file fails here, untouched
+            replay = usable_states(spec, previous, record_mode)
+        elif states is None:
+            record_mode = ""
+            text = f"run {heal} to synthesise the missing and stale states"
+            replay = store.replay_states(spec, store.load(cache_file), cache_file, text)
         elif isinstance(states, Automaton):
-            replay = store.replay_states(spec, states, Path("<automaton>"), record)
+            text = f"run {heal} to synthesise the missing and stale states"
+            replay = store.replay_states(spec, states, Path("<automaton>"), text)
         else:
             replay = list(states)
         secrets = resolve_secrets(loaded)
@@ -175,15 +191,51 @@ class NetgentBrowser:
             start_url=spec.start_url,
             screenshot_dir=artifacts,
         )
-        engine = Engine(self.driver, spec.name, replay, values, secrets, settings)
+        recorder = None
+        if record_mode:
+            ctx = Context(
+                workflow=spec.name,
+                description=spec.description,
+                order=[s.name for s in spec.states],
+                values={k: str(v) for k, v in values.items() if k != "base_url"},
+                secrets=sorted(secrets),
+                base_url=str(values.get("base_url", "")),
+            )
+            synth = synthesiser or BuiltinSynthesiser()
+            cached = (
+                {s.name for s in previous.states} if previous and record_mode != "all" else set()
+            )
+            recorder = Recorder(spec, synth, ctx, cached)
+        engine = Engine(
+            self.driver,
+            spec.name,
+            replay,
+            values,
+            secrets,
+            settings,
+            healer=recorder,
+            order=[s.name for s in spec.states],
+        )
         result = engine.run()
         self.origins |= result.origins
-        if result.error is not None:
+        if recorder is not None:
+            result.record = recorder.report
+            proposals = (artifacts or self.settings.artifacts) / "proposed"
+            save(recorder, engine, result, previous, cache_file, record_mode, proposals)
+            if recorder.report.proposed and result.error is None:
+                result.passed = False
+                result.error = StatesProposed(
+                    f"{display_path(cache_file)}: states of workflow {spec.name!r} were "
+                    f"healed into {display_path(recorder.report.proposed)} for review "
+                    "(--netgent-record=propose); copy that file over the cached one to "
+                    "accept them"
+                )
+        if isinstance(result.error, ReplayError):
             result.error.with_details(
                 workflow=spec.name, location=f"{display_path(loaded.path)}:{loaded.line}", heal=heal
             )
-            if check:
-                raise result.error
+        if check and result.error is not None:
+            raise result.error
         return result
 
 

@@ -143,15 +143,23 @@ class Actions:
                 )
             time.sleep(POLL)
 
+    def _pick(self, params: dict[str, Any]) -> WebElement | None:
+        """The element ``by``/``selector`` names now: item ``index`` of the matches if
+        given (a list item, "the first result"), else the only or first visible one."""
+        found = self.driver.find_elements(params.get("by", "css selector"), params["selector"])
+        if "index" in params:
+            index = int(params["index"])
+            return found[index] if -len(found) <= index < len(found) else None
+        if len(found) <= 1:
+            return found[0] if found else None
+        return next((e for e in found if e.is_displayed()), found[0])
+
     def _element(self, params: dict[str, Any], action: str) -> WebElement:
-        """The first visible element matching ``by``/``selector``, waited for."""
+        """The element of :meth:`_pick`, waited for."""
         by, selector = params.get("by", "css selector"), params["selector"]
 
         def find() -> WebElement | None:
-            found = self.driver.find_elements(by, selector)
-            if len(found) == 1:
-                return found[0]
-            return next((e for e in found if e.is_displayed()), None)
+            return self._pick(params)
 
         found: WebElement = self._until(
             f"{action}: no visible element matches {by} {selector!r}", find
@@ -190,12 +198,9 @@ class Actions:
         by, selector = params.get("by", "css selector"), params["selector"]
 
         def attempt() -> bool:
-            found = self.driver.find_elements(by, selector)
-            if not found:
+            element = self._pick(params)
+            if element is None:
                 return False
-            element = found[0]
-            if len(found) > 1:
-                element = next((e for e in found if e.is_displayed()), found[0])
             element.click()
             return True
 
@@ -221,12 +226,9 @@ class Actions:
         clear = params.get("clear", True)
 
         def attempt() -> bool:
-            found = self.driver.find_elements(by, selector)
-            if not found:
+            element = self._pick(params)
+            if element is None:
                 return False
-            element = found[0]
-            if len(found) > 1:
-                element = next((e for e in found if e.is_displayed()), found[0])
             if clear:
                 element.clear()
             element.send_keys(text)
@@ -284,10 +286,10 @@ class Actions:
             raise ActionFailed("select: give the option's 'text', 'value' or 'index'")
 
         def attempt() -> bool:
-            found = self.driver.find_elements(by, selector)
-            if not found:
+            element = self._pick(params)
+            if element is None:
                 return False
-            menu = Select(found[0])
+            menu = Select(element)
             try:
                 if "text" in params:
                     menu.select_by_visible_text(str(params["text"]))

@@ -147,12 +147,15 @@ function groupOf(el) {
     const parent = item.parentElement;
     const part = classSelector(item) || item.tagName.toLowerCase();
     const siblings = Array.from(parent.children).filter((c) => c.matches(part));
-    if (siblings.length >= 2) {
+    const listLike = /^(UL|OL)$/.test(parent.tagName) || parent.getAttribute("role") === "list"
+      || /(^|[-_ ])(list|results?|hits|items|feed|grid|cards|posts)($|[-_ ])/i.test(
+        [parent.id, parent.className, parent.getAttribute("data-role")].join(" "));
+    if (siblings.length >= 2 || (listLike && item.parentElement === parent)) {
       const inner = item === el ? "" : " " + (classSelector(el) || el.tagName.toLowerCase());
       const container = uniqueCss(parent);
       const selector = container + " > " + part + inner;
       const all = Array.from(document.querySelectorAll(selector));
-      if (all.length >= 2 && all.includes(el)) {
+      if (all.includes(el) && (all.length >= 2 || listLike)) {
         return {selector, index: all.indexOf(el), size: all.length};
       }
     }

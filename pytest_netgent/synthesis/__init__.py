@@ -37,7 +37,10 @@ class Context:
 
     workflow: str
     description: str = ""
+    order: list[str] = field(default_factory=list)
+    """Names of the workflow's states, in declared order."""
     history: list[str] = field(default_factory=list)
+    """Names of the states that ran so far, in order."""
     values: dict[str, str] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
     base_url: str = ""

@@ -51,6 +51,8 @@ SYNONYMS = [
 ]
 STOP = {"the", "a", "an", "on", "of", "to", "in", "into", "for", "with", "this", "that", "your"}
 
+SHOWN = "(?:shown|visible|displayed|listed|present|open|there)"
+
 TEXT_INPUT_TYPES = {"", "text", "search", "email", "password", "url", "tel", "number"}
 
 
@@ -243,6 +245,12 @@ def _resolve_ordinal(
         return s, len(items)
 
     ranked = sorted(groups.values(), key=lambda g: score(g), reverse=True)
+    if score(ranked[0])[0] < 30:
+        raise Unresolved(
+            f"no list on {page.url} looks like {what} (lists: "
+            + ", ".join(repr(g[0].group.selector) for g in ranked[:3] if g[0].group)
+            + ")"
+        )
     if len(ranked) > 1 and score(ranked[0]) == score(ranked[1]):
         raise Unresolved(
             f"{what} is ambiguous on {page.url}: lists "
@@ -255,14 +263,20 @@ def _resolve_ordinal(
     return items[index]
 
 
-def locator(el: ObservedElement) -> dict[str, object]:
-    """``by``/``selector`` params for ``el`` (its group and ``index`` for list items)."""
-    if el.group is not None and (el.best is None or not el.best.stable):
+def locator(el: ObservedElement, *, in_list: bool = False) -> dict[str, object]:
+    """``by``/``selector`` params for ``el``; with ``in_list`` (an ordinal target, or an
+    element without a stable selector of its own) its list's selector and ``index``."""
+    if el.group is not None and (in_list or el.best is None or not el.best.stable):
         return {"by": "css selector", "selector": el.group.selector, "index": el.group.index}
     best = el.best
     if best is None:
         raise Unresolved(f"no unique selector for {el.describe()}")
     return {"by": best.by, "selector": best.selector}
+
+
+def locate(target: Target, page: Observation, want: str = "") -> dict[str, object]:
+    """Resolve ``target`` and return its locator params (group and index for ordinals)."""
+    return locator(resolve(target, page, want), in_list=target.ordinal is not None)
 
 
 def _heading(target: Target, page: Observation) -> Heading:
@@ -336,7 +350,7 @@ class BuiltinSynthesiser:
         if m := re.fullmatch(rf"press(?: the)? ({KEY_NAMES}|\S)(?: key)?(?: in (.+))?", low):
             params: dict[str, object] = {"key": _key_name(m[1])}
             if m[2]:
-                params |= locator(resolve(parse_target(text[m.start(2) :]), page))
+                params |= locate(parse_target(text[m.start(2) :]), page)
             return [Action(type="press_key", params=params)]
         if m := re.fullmatch(
             r"scroll (down|up|left|right)(?: (\d+) times?| by (\d+) ?(?:px|pixels)?)?", low
@@ -348,13 +362,13 @@ class BuiltinSynthesiser:
                 params["amount"] = int(m[3])
             return [Action(type="scroll", params=params)]
         if m := re.fullmatch(r"scroll to(?: the)? (.+)", text, re.I):
-            return [Action(type="scroll_to", params=locator(resolve(parse_target(m[1]), page)))]
+            return [Action(type="scroll_to", params=locate(parse_target(m[1]), page))]
         if m := re.fullmatch(
             r"(?:type|enter|input|fill in|write) (.+?) (?:into|in|on) (.+)", text, re.I
         ):
             value = templatise(unquote(m[1])[0], ctx)
-            el = resolve(parse_target(m[2]), page, want="text")
-            return [Action(type="type", params={**locator(el), "text": value})]
+            loc = locate(parse_target(m[2]), page, want="text")
+            return [Action(type="type", params={**loc, "text": value})]
         if m := re.fullmatch(r"(?:select|choose|pick) (.+?) (?:from|in) (.+)", text, re.I):
             option = unquote(m[1])[0]
             el = self._menu(parse_target(m[2]), option, page)
@@ -364,7 +378,7 @@ class BuiltinSynthesiser:
                 raise Unresolved(f"{el.describe()} has no option {option!r} (options: {names})")
             return [Action(type="select", params={**locator(el), "text": choice.text})]
         if m := re.fullmatch(r"(?:hover|mouse)(?: over| on)? (.+)", text, re.I):
-            return [Action(type="hover", params=locator(resolve(parse_target(m[1]), page)))]
+            return [Action(type="hover", params=locate(parse_target(m[1]), page))]
         if m := re.fullmatch(
             r"switch to(?: the)? (new|newest|last|latest|first|next|\d+)(?:st|nd|rd|th)? tab", low
         ):
@@ -373,7 +387,7 @@ class BuiltinSynthesiser:
                 index = int(m[1]) - 1
             return [Action(type="switch_tab", params={"index": index})]
         if m := re.fullmatch(r"(?:click|tap|press|open|select|choose)(?: on)? (.+)", text, re.I):
-            return [Action(type="click", params=locator(resolve(parse_target(m[1]), page)))]
+            return [Action(type="click", params=locate(parse_target(m[1]), page))]
         raise Unresolved(f"not a literal instruction the builtin synthesiser knows: {text!r}")
 
     def _menu(self, target: Target, option: str, page: Observation) -> ObservedElement:
@@ -437,31 +451,36 @@ class BuiltinSynthesiser:
             el = resolve(parse_target(m[1]), page)
             return [self._state_check(el, m[3].lower(), negative=bool(m[2]))]
         if m := re.fullmatch(
-            r"(?:at least one |some |any )(.+?) (?:is|are) (?:shown|visible|displayed|listed|present)",
+            rf"(?:at least one |some |any )(.+?) (?:is|are) {SHOWN}",
             low,
         ):
             target = parse_target(m[1])
             target.ordinal = 0
-            el = resolve(target, page)
-            loc = locator(el)
+            loc = locate(target, page)
             loc.pop("index", None)
             return [Check(type="element", params=loc)]
         if m := re.fullmatch(
-            r"(?:the |a |an )?(.+?) (?:is|are) (?:shown|visible|displayed|present|open|there)|(?:the |a |an )?(.+?) appears?",
+            rf"(?:the |a |an )?(.+?) (?:is|are) {SHOWN}|(?:the |a |an )?(.+?) appears?",
             text,
             re.I,
         ):
             target = parse_target(m[1] or m[2])
-            if target.role == "heading":
-                heading = _heading(target, page)
-                if not heading.selectors:
-                    raise Unresolved(f"no selector for heading {heading.text!r}")
-                sel = heading.selectors[0]
-                return [Check(type="element", params={"by": sel.by, "selector": sel.selector})]
-            el = resolve(target, page)
-            loc = locator(el)
-            loc.pop("index", None)
-            return [Check(type="element", params=loc)]
+            if target.role != "heading":
+                try:
+                    loc = locator(resolve(target, page))
+                    loc.pop("index", None)
+                    return [Check(type="element", params=loc)]
+                except Unresolved:
+                    if target.role:
+                        raise
+            heading = _heading(target, page)
+            if not heading.selectors:
+                raise Unresolved(f"no selector for heading {heading.text!r}")
+            sel = heading.selectors[0]
+            check = Check(type="element", params={"by": sel.by, "selector": sel.selector})
+            if not sel.stable:  # a bare "h1" says little: pin the page by its URL too
+                return [self._url_landmark(ctx, page), check]
+            return [check]
         raise Unresolved(f"not a literal trigger: {text!r}")
 
     def _text(self, ctx: Context, page: Observation, phrase: str) -> Check:
@@ -510,7 +529,11 @@ class BuiltinSynthesiser:
         base = f"{parts.scheme}://{parts.netloc}{parts.path}"
         if parts.query:
             return Check(type="url", params={"url": _with_base(base + "?", ctx), "match": "prefix"})
-        return Check(type="url", params={"url": _with_base(base, ctx)})
+        if parts.path.endswith("/") or parts.path.count("/") < 2:
+            return Check(type="url", params={"url": _with_base(base, ctx)})
+        # /wiki/article/quic: the last segment names one item of many
+        folder = base[: base.rindex("/") + 1]
+        return Check(type="url", params={"url": _with_base(folder, ctx), "match": "prefix"})
 
     def _landmarks(self, ctx: Context, page: Observation, checks: list[Check]) -> list[Check]:
         """For vague triggers: the page's URL path plus a unique heading or control."""
@@ -542,6 +565,11 @@ class BuiltinSynthesiser:
             elif verdict == "maybe":
                 vague.append(spec)
         self.usage.builtin_steps += 1
+        # Workflows are written in order: the state declared after the last one that ran
+        # (the first, at the start) wins when its triggers may hold.
+        upcoming = _next_in_order(candidates, ctx)
+        if upcoming is not None and upcoming in concrete + vague:
+            return upcoming
         if concrete:
             return _after_history(concrete, candidates, ctx)
         if vague:
@@ -568,17 +596,23 @@ class BuiltinSynthesiser:
         return verdict
 
 
+def _later(options: list[StateSpec], ctx: Context) -> list[StateSpec]:
+    """``options`` declared after the last state that ran, in declared order."""
+    if not ctx.history or ctx.history[-1] not in ctx.order:
+        return options
+    position = ctx.order.index(ctx.history[-1])
+    return [s for s in options if s.name in ctx.order and ctx.order.index(s.name) > position]
+
+
+def _next_in_order(candidates: list[StateSpec], ctx: Context) -> StateSpec | None:
+    later = _later(candidates, ctx)
+    return later[0] if later else None
+
+
 def _after_history(options: list[StateSpec], order: list[StateSpec], ctx: Context) -> StateSpec:
     """Prefer the first option declared after the last state that ran."""
-    if ctx.history:
-        names = [s.name for s in order]
-        last = ctx.history[-1]
-        if last in names:
-            position = names.index(last)
-            later = [s for s in options if names.index(s.name) > position]
-            if later:
-                return later[0]
-    return options[0]
+    later = _later(options, ctx)
+    return later[0] if later else options[0]
 
 
 def _holds_on(check: Check, page: Observation, ctx: Context) -> bool:

@@ -1,0 +1,214 @@
+"""Record mode: synthesise missing and stale states, heal broken ones, write the cache.
+
+The engine replays the cached states that are still valid; when no state matches the
+page (or a cached action finds nothing), the :class:`Recorder` asks the synthesiser which
+state prompt applies, defines its triggers on the page (verified to hold there), and
+resolves and executes its instructions one by one, observing the page before each. The
+new state replaces the old one of its name; every other state is kept as it was. The
+cache is written only after the workflow reached its end state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import store
+from .automaton import Action, Automaton, State, Synthesis
+from .browser.actions import ActionFailed
+from .engine import Engine
+from .errors import NetgentError
+from .spec import StateSpec, Workflow
+from .synthesis import Context, Synthesiser, Unresolved
+from .synthesis.observation import observe
+
+if TYPE_CHECKING:
+    from .engine import RunResult
+
+MODES = ("missing", "all", "propose")
+"""``--netgent-record`` modes: synthesise what is missing or stale (the default),
+ignore the cache, or heal into the artifacts folder and fail the item for review."""
+
+
+class SynthesisFailed(NetgentError):
+    """A state could not be synthesised; the cache is left untouched."""
+
+
+class StatesProposed(NetgentError):
+    """``--netgent-record=propose`` healed the workflow into the artifacts folder."""
+
+
+@dataclass
+class RecordReport:
+    """What record mode did for one item."""
+
+    synthesised: list[str] = field(default_factory=list)
+    healed: list[str] = field(default_factory=list)
+    written: str = ""
+    proposed: str = ""
+    model: str = ""
+
+    @property
+    def changed(self) -> bool:
+        """Whether any state was (re)synthesised."""
+        return bool(self.synthesised or self.healed)
+
+
+def usable_states(workflow: Workflow, automaton: Automaton | None, mode: str) -> list[State]:
+    """Cached states record mode may replay as they are: fresh ones, or all of a trusted
+    (hash-less) file; none with ``mode='all'``."""
+    if automaton is None or mode == "all":
+        return []
+    if automaton.trusted:
+        return list(automaton.states)
+    out = []
+    for spec in workflow.states:
+        cached = automaton.state(spec.name)
+        if cached is not None and cached.prompt_hash == spec.prompt_hash():
+            out.append(cached.model_copy(update={"end_state": spec.end, "repeat": spec.repeat}))
+    return out
+
+
+class Recorder:
+    """The engine's :class:`~pytest_netgent.engine.Healer` in record mode."""
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        synthesiser: Synthesiser,
+        ctx: Context,
+        cached: set[str],
+        settle: float = 1.0,
+    ) -> None:
+        self.workflow = workflow
+        self.synth = synthesiser
+        self.ctx = ctx
+        self.cached = cached
+        self.settle = settle
+        self.report = RecordReport(model=synthesiser.name)
+
+    # ------------------------------------------------------------------ Healer
+
+    def no_match(self, engine: Engine) -> int:
+        self.ctx.history = engine.result.states_visited
+        try:
+            page = observe(engine.driver)
+            candidates = self._candidates(engine)
+            spec = self.synth.select_state(self.ctx, page, candidates)
+            checks = self.synth.define_triggers(self.ctx, page, spec)
+        except Unresolved as exc:
+            raise self._failed(engine, "no cached state matches and", exc) from None
+        state = State(
+            name=spec.name,
+            description=spec.description,
+            checks=checks,
+            end_state=spec.end,
+            repeat=spec.repeat,
+            prompt_hash=spec.prompt_hash(),
+        )
+        held = engine.evaluate_now([state])
+        if not (held.ok and held.results and all(ok for ok, _ in held.results[0])):
+            raise SynthesisFailed(
+                f"the triggers synthesised for state {spec.name!r} do not hold on "
+                f"{page.url}: {[c.describe() for c in checks]}"
+            )
+        return self._act(engine, spec, state)
+
+    def action_failed(self, engine: Engine, index: int, error: ActionFailed) -> int:
+        old = engine.states[index]
+        spec = self.workflow.state(old.name)
+        if spec is None:
+            raise error
+        # Its checks matched, so only the actions are resynthesised, on this page.
+        state = old.model_copy(update={"actions": []})
+        engine.event("failure", state=old.name, detail=f"healing: {error}")
+        return self._act(engine, spec, state)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _candidates(self, engine: Engine) -> list[StateSpec]:
+        tick = engine.evaluate_now()
+        last = engine.last_tick
+        same_page = tick.ok and (tick.doc, tick.href) == (last.doc, last.href)
+        return [
+            s
+            for s in self.workflow.states
+            if not (same_page and s.name == engine.last_state and not s.repeat)
+        ]
+
+    def _act(self, engine: Engine, spec: StateSpec, state: State) -> int:
+        engine.event("state", state=spec.name, url=engine.last_tick.href, detail="synthesising")
+        actions: list[Action] = []
+        for number, instruction in enumerate(spec.actions, 1):
+            try:
+                page = observe(engine.driver)
+                resolved = self.synth.resolve_instruction(self.ctx, page, spec, instruction)
+            except Unresolved as exc:
+                raise self._failed(
+                    engine, f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
+                ) from None
+            for action in resolved:
+                engine.run_action(spec.name, len(actions) + 1, action)
+                actions.append(action)
+        state = state.model_copy(update={"actions": actions})
+        if spec.name in self.cached:
+            self.report.healed.append(spec.name)
+        else:
+            self.report.synthesised.append(spec.name)
+        return engine.put_state(state)
+
+    def _failed(self, engine: Engine, what: str, exc: Unresolved) -> SynthesisFailed:
+        return SynthesisFailed(
+            f"{what} the {self.synth.name} synthesiser could not decide: {exc.reason}"
+        )
+
+    # ------------------------------------------------------------------ the cache
+
+    def document(self, engine: Engine, previous: Automaton | None) -> Automaton:
+        """The cache document after a passing run: states in declared order."""
+        by_name = {s.name: s for s in engine.states}
+        states = []
+        for spec in self.workflow.states:
+            state = by_name.get(spec.name)
+            if state is None and previous is not None:
+                state = previous.state(spec.name)
+            if state is not None:
+                states.append(state)
+        usage = self.synth.usage
+        return Automaton(
+            workflow=self.workflow.name,
+            prompt_hash=self.workflow.prompt_hash(),
+            states=states,
+            synthesis=Synthesis(
+                model=self.synth.name,
+                llm_calls=usage.llm_calls,
+                at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            ),
+        )
+
+
+def save(
+    recorder: Recorder,
+    engine: Engine,
+    result: RunResult,
+    previous: Automaton | None,
+    path: Path,
+    mode: str,
+    proposal_dir: Path,
+) -> None:
+    """Write the cache (or the proposal) after a run that reached its end state."""
+    if not result.passed:
+        return
+    report = recorder.report
+    doc = recorder.document(engine, previous)
+    if not report.changed and previous is not None and not previous.trusted:
+        return  # nothing new: leave the committed file byte for byte as it is
+    if mode == "propose":
+        target = proposal_dir / path.parent.name / path.name
+        store.write(target, doc)
+        report.proposed = str(target)
+        return
+    store.write(path, doc)  # raises CacheError rather than replace an unreadable file
+    report.written = str(path)
