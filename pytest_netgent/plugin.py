@@ -6,18 +6,22 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .collect import WorkflowFile, is_workflow_file
+from .collect import WorkflowFile, is_workflow_file, result_key
 from .errors import BrowserError
+from .recorder import RECORD_PROPERTY, RecordLog
 from .runner import BrowserPool, NetgentBrowser, Settings
 
 settings_key = pytest.StashKey[Settings]()
 """``config.stash[settings_key]``: the run-wide :class:`Settings`."""
+
+record_log_key = pytest.StashKey["RecordLog"]()
+"""``config.stash[record_log_key]``: record mode's summary, registered as a plugin."""
 
 
 def _positive_float(option: str) -> Callable[[str], float]:
@@ -179,6 +183,46 @@ def pytest_configure(config: pytest.Config) -> None:
         base_url=_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
         record=config.getoption("netgent_record") or "",
     )
+    if config.getoption("netgent_record"):
+        log = RecordLog()
+        config.stash[record_log_key] = log
+        config.pluginmanager.register(log, "netgent-record-log")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    log = config.stash.get(record_log_key, None)
+    if log is not None:
+        config.pluginmanager.unregister(log)
+        del config.stash[record_log_key]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    result = item.stash.get(result_key, None)
+    if call.when == "call" and result is not None and result.record is not None:
+        # user_properties travel with the report from xdist workers to the controller
+        record = result.record
+        usage = record.usage
+        report.user_properties.append(
+            (
+                RECORD_PROPERTY,
+                {
+                    "item": item.nodeid,
+                    "synthesised": record.synthesised,
+                    "healed": record.healed,
+                    "written": record.written,
+                    "proposed": record.proposed,
+                    "builtin_steps": usage.builtin_steps,
+                    "llm_steps": usage.llm_steps,
+                    "llm_calls": usage.llm_calls,
+                    "tokens": usage.input_tokens + usage.output_tokens,
+                },
+            )
+        )
+    return report
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from . import store
 from .automaton import Action, Automaton, State, Synthesis
@@ -21,7 +23,7 @@ from .browser.actions import ActionFailed
 from .engine import Engine
 from .errors import NetgentError
 from .spec import StateSpec, Workflow
-from .synthesis import Context, Synthesiser, Unresolved
+from .synthesis import Context, Synthesiser, Unresolved, Usage
 from .synthesis.observation import observe
 
 if TYPE_CHECKING:
@@ -30,6 +32,46 @@ if TYPE_CHECKING:
 MODES = ("missing", "all", "propose")
 """``--netgent-record`` modes: synthesise what is missing or stale (the default),
 ignore the cache, or heal into the artifacts folder and fail the item for review."""
+
+
+RECORD_PROPERTY = "netgent_record"
+"""Name of the report user property that carries an item's record summary."""
+
+
+class RecordLog:
+    """Collects every item's record summary (on the xdist controller too) and prints
+    the totals at the end of the session; registered as a plugin in record mode."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == RECORD_PROPERTY and isinstance(value, dict):
+                self.records.append(value)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        records = self.records
+        writer = terminalreporter
+        writer.section("netgent record")
+        for r in records:
+            if r["synthesised"] or r["healed"]:
+                parts = []
+                if r["synthesised"]:
+                    parts.append("synthesised " + ", ".join(repr(n) for n in r["synthesised"]))
+                if r["healed"]:
+                    parts.append("healed " + ", ".join(repr(n) for n in r["healed"]))
+                target = r["written"] or r["proposed"] or "not written (the item failed)"
+                writer.line(f"{r['item']}: {'; '.join(parts)} -> {target}")
+        files = {r["written"] or r["proposed"] for r in records} - {""}
+        writer.line(
+            f"{sum(len(r['synthesised']) for r in records)} states synthesised, "
+            f"{sum(len(r['healed']) for r in records)} healed, {len(files)} files written; "
+            f"steps resolved: {sum(r['builtin_steps'] for r in records)} by builtin, "
+            f"{sum(r['llm_steps'] for r in records)} by the LLM; "
+            f"LLM calls: {sum(r['llm_calls'] for r in records)}, "
+            f"tokens: {sum(r['tokens'] for r in records)}"
+        )
 
 
 class SynthesisFailed(NetgentError):
@@ -49,6 +91,7 @@ class RecordReport:
     written: str = ""
     proposed: str = ""
     model: str = ""
+    usage: Usage = field(default_factory=Usage)
 
     @property
     def changed(self) -> bool:
@@ -87,7 +130,7 @@ class Recorder:
         self.ctx = ctx
         self.cached = cached
         self.settle = settle
-        self.report = RecordReport(model=synthesiser.name)
+        self.report = RecordReport(model=synthesiser.name, usage=synthesiser.usage)
 
     # ------------------------------------------------------------------ Healer
 

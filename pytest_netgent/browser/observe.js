@@ -147,9 +147,11 @@ function groupOf(el) {
     const parent = item.parentElement;
     const part = classSelector(item) || item.tagName.toLowerCase();
     const siblings = Array.from(parent.children).filter((c) => c.matches(part));
+    // A list of one: a <ul>/<ol>, or a container named like a list holding only items
     const listLike = /^(UL|OL)$/.test(parent.tagName) || parent.getAttribute("role") === "list"
-      || /(^|[-_ ])(list|results?|hits|items|feed|grid|cards|posts)($|[-_ ])/i.test(
-        [parent.id, parent.className, parent.getAttribute("data-role")].join(" "));
+      || (siblings.length === parent.children.length
+          && /(^|[-_ ])(list|results?|hits|items|feed|grid|cards|posts)($|[-_ ])/i.test(
+            [parent.id, parent.className, parent.getAttribute("data-role")].join(" ")));
     if (siblings.length >= 2 || (listLike && item.parentElement === parent)) {
       const inner = item === el ? "" : " " + (classSelector(el) || el.tagName.toLowerCase());
       const container = uniqueCss(parent);
