@@ -182,6 +182,7 @@ def pytest_configure(config: pytest.Config) -> None:
         artifacts=artifacts,
         base_url=_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
         record=config.getoption("netgent_record") or "",
+        rootdir=config.rootpath,
     )
     if config.getoption("netgent_record"):
         log = RecordLog()

@@ -239,7 +239,7 @@ def save(
     previous: Automaton | None,
     path: Path,
     mode: str,
-    proposal_dir: Path,
+    proposal: Path,
 ) -> None:
     """Write the cache (or the proposal) after a run that reached its end state."""
     if not result.passed:
@@ -249,9 +249,8 @@ def save(
     if not report.changed and previous is not None and not previous.trusted:
         return  # nothing new: leave the committed file byte for byte as it is
     if mode == "propose":
-        target = proposal_dir / path.parent.name / path.name
-        store.write(target, doc)
-        report.proposed = str(target)
+        store.write(proposal, doc)
+        report.proposed = str(proposal)
         return
     store.write(path, doc)  # raises CacheError rather than replace an unreadable file
     report.written = str(path)

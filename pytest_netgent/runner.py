@@ -41,6 +41,8 @@ class Settings:
     base_url: str = ""
     record: str = ""
     """``--netgent-record`` mode: "" (replay), ``missing``, ``all`` or ``propose``."""
+    rootdir: Path = field(default_factory=Path.cwd)
+    """The project's root: proposals under ``artifacts/proposed`` mirror paths below it."""
 
 
 class BrowserPool:
@@ -220,8 +222,13 @@ class NetgentBrowser:
         self.origins |= result.origins
         if recorder is not None:
             result.record = recorder.report
-            proposals = (artifacts or self.settings.artifacts) / "proposed"
-            save(recorder, engine, result, previous, cache_file, record_mode, proposals)
+            # proposals mirror the repository, so the folder can be copied over it
+            try:
+                relative = cache_file.resolve().relative_to(self.settings.rootdir.resolve())
+            except ValueError:
+                relative = Path(cache_file.parent.name) / cache_file.name
+            proposal = self.settings.artifacts / "proposed" / relative
+            save(recorder, engine, result, previous, cache_file, record_mode, proposal)
             if recorder.report.proposed and result.error is None:
                 result.passed = False
                 result.error = StatesProposed(

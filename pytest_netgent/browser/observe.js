@@ -201,6 +201,9 @@ for (const el of document.querySelectorAll(INTERACTIVE)) {
     attrs,
     options,
     region: regionOf(el),
+    // site chrome (header, navigation, footer) appears on every page of a site
+    chrome: Boolean(el.closest("header, nav, footer, [role=banner], [role=navigation], " +
+                               "[role=contentinfo]")),
     selectors: selectorsOf(el),
     group: groupOf(el),
     box: {x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height / 2),

@@ -467,9 +467,13 @@ class BuiltinSynthesiser:
             target = parse_target(m[1] or m[2])
             if target.role != "heading":
                 try:
-                    loc = locator(resolve(target, page))
+                    el = resolve(target, page)
+                    loc = locator(el)
                     loc.pop("index", None)
-                    return [Check(type="element", params=loc)]
+                    check = Check(type="element", params=loc)
+                    if el.chrome:  # on every page of the site: pin this one by its URL
+                        return [self._url_landmark(ctx, page), check]
+                    return [check]
                 except Unresolved:
                     if target.role:
                         raise

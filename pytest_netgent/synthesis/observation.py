@@ -56,6 +56,8 @@ class ObservedElement(BaseModel):
     attrs: dict[str, str] = Field(default_factory=dict)
     options: list[Option] | None = None
     region: str = ""
+    chrome: bool = False
+    """In the site's header, navigation or footer: present on every page."""
     selectors: list[Selector] = Field(default_factory=list)
     group: Group | None = None
     box: Box | None = None

@@ -1,0 +1,188 @@
+"""--netgent-record with the builtin synthesiser, against the local sites."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .helpers import SEARCH_WORKFLOW, Project
+
+FEATURED = """
+name: featured
+start_url: "{base_url}/wiki/"
+states:
+  - name: Home
+    triggers: [The URL is the wiki home page, "'Featured' is shown"]
+    actions: [Click the 'QUIC' link]
+  - name: Article
+    triggers: [An article heading is shown]
+    end: Article opened
+"""
+
+
+def states_of(path: Path) -> dict[str, str]:
+    """Each cached state as its JSON text, by name."""
+    doc = json.loads(path.read_text())
+    return {s["name"]: json.dumps(s, sort_keys=True) for s in doc["states"]}
+
+
+def test_record_from_nothing_then_replay_without_synthesis(project: Project) -> None:
+    project.workflow("search", SEARCH_WORKFLOW)
+    cache = project.path / "__netgent__" / "search" / "search.json"
+    result = project.run("--netgent-record")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*= netgent record =*",
+            "search.netgent.yaml::search: synthesised 'Home', 'Results', 'Article' -> *search.json",
+            "3 states synthesised, 0 healed, 1 files written; steps resolved: * by builtin, 0 by "
+            "the LLM; LLM calls: 0, tokens: 0",
+        ]
+    )
+    doc = json.loads(cache.read_text())
+    assert doc["synthesis"]["model"] == "builtin"
+    home = doc["states"][0]
+    assert home["actions"] == [
+        {
+            "type": "type",
+            "params": {"by": "css selector", "selector": "#search-input", "text": "{query}"},
+        },
+        {"type": "press_key", "params": {"key": "Enter"}},
+    ]
+    results = doc["states"][1]
+    assert results["actions"][0]["params"]["index"] == 0  # "the first result", not one title
+    before = cache.read_bytes()
+    replay = project.run()
+    replay.assert_outcomes(passed=1)
+    assert "netgent record" not in replay.stdout.str()
+    again = project.run("--netgent-record")
+    again.assert_outcomes(passed=1)
+    assert cache.read_bytes() == before  # nothing to heal: the file is left as it was
+
+
+def test_heal_rewrites_only_the_broken_state(project: Project, changed_url: str) -> None:
+    project.workflow("featured", FEATURED)
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    cache = project.path / "__netgent__" / "featured" / "featured.json"
+    before = states_of(cache)
+    drift = project.run(base_url=changed_url)
+    drift.assert_outcomes(failed=1)
+    healed = project.run("--netgent-record", base_url=changed_url)
+    healed.assert_outcomes(passed=1)
+    healed.stdout.fnmatch_lines(["featured.netgent.yaml::featured: healed 'Article' -> *"])
+    after = states_of(cache)
+    assert after["Home"] == before["Home"]  # byte for byte
+    assert after["Article"] != before["Article"]
+    project.run(base_url=changed_url).assert_outcomes(passed=1)
+
+
+def test_record_all_resynthesises_fresh_states(project: Project) -> None:
+    project.workflow("featured", FEATURED)
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    result = project.run("--netgent-record=all")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["featured.netgent.yaml::featured: synthesised 'Home', 'Article' -> *"]
+    )
+
+
+def test_record_never_overwrites_a_corrupt_cache(project: Project) -> None:
+    project.workflow("featured", FEATURED)
+    cache = project.path / "__netgent__" / "featured" / "featured.json"
+    cache.parent.mkdir(parents=True)
+    cache.write_text('{"states": [ <<<<<<< ours')
+    result = project.run("--netgent-record")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["__netgent__/featured/featured.json: corrupt cached states: *"])
+    assert cache.read_text() == '{"states": [ <<<<<<< ours'
+
+
+def test_propose_heals_into_artifacts_and_fails(project: Project, changed_url: str) -> None:
+    project.workflow("featured", FEATURED)
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    cache = project.path / "__netgent__" / "featured" / "featured.json"
+    before = cache.read_bytes()
+    result = project.run("--netgent-record=propose", base_url=changed_url)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "__netgent__/featured/featured.json: states of workflow 'featured' were healed into "
+            "netgent-artifacts/proposed/__netgent__/featured/featured.json for review "
+            "(--netgent-record=propose); copy that file over the cached one to accept them"
+        ]
+    )
+    assert cache.read_bytes() == before
+    proposal = project.path / "netgent-artifacts/proposed/__netgent__/featured/featured.json"
+    assert states_of(proposal)["Home"] == states_of(cache)["Home"]
+    assert states_of(proposal)["Article"] != states_of(cache)["Article"]
+
+
+def test_unresolvable_step_fails_clearly_and_writes_nothing(project: Project) -> None:
+    project.workflow(
+        "unicorn",
+        FEATURED.replace("name: featured", "name: unicorn").replace(
+            "Click the 'QUIC' link", "Click the purple unicorn"
+        ),
+    )
+    result = project.run("--netgent-record")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  reason: state 'Home', instruction 1 ('Click the purple unicorn'): the builtin "
+            f"synthesiser could not decide: no element on {project.base_url}/wiki/ matches "
+            "'purple unicorn' (closest: *)"
+        ]
+    )
+    assert not (project.path / "__netgent__" / "unicorn" / "unicorn.json").exists()
+
+
+def test_secret_value_never_reaches_the_cache(project: Project) -> None:
+    project.workflow(
+        "login",
+        """
+        name: login
+        start_url: "{base_url}/wiki/login"
+        vars: {user: researcher}
+        secrets: {password: NETGENT_RECORD_PASSWORD}
+        states:
+          - name: Login
+            triggers: [The password field is visible]
+            actions:
+              - Type {user} into the Username field
+              - Type {password} into the Password field
+              - Click the 'Log in' button
+          - name: Account
+            triggers: [The welcome heading is shown]
+            end: Logged in
+        """,
+    )
+    os.environ["NETGENT_RECORD_PASSWORD"] = "netgent-pass"
+    try:
+        result = project.run("--netgent-record", "-rA")
+    finally:
+        del os.environ["NETGENT_RECORD_PASSWORD"]
+    result.assert_outcomes(passed=1)
+    cache = project.path / "__netgent__" / "login" / "login.json"
+    text = cache.read_text()
+    assert '"text": "{password}"' in text and '"text": "{user}"' in text
+    assert "netgent-pass" not in text
+    assert "netgent-pass" not in result.stdout.str()
+
+
+def test_xdist_record_writes_every_file_intact(project: Project) -> None:
+    documents = []
+    for n, query in enumerate(["QUIC", "WebRTC", "HLS", "TCP"]):
+        documents.append(
+            SEARCH_WORKFLOW.replace("name: search", f"name: search-{n}").replace(
+                "vars: {query: QUIC}", f"vars: {{query: {query}}}"
+            )
+        )
+    project.workflow("many", "---\n".join(documents))
+    result = project.run_subprocess("-n", "2", "--netgent-record")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["12 states synthesised, 0 healed, 4 files written;*"])
+    for n in range(4):
+        doc = json.loads((project.path / "__netgent__" / "many" / f"search-{n}.json").read_text())
+        assert [s["name"] for s in doc["states"]] == ["Home", "Results", "Article"]
+    project.run_subprocess("-n", "2").assert_outcomes(passed=4)
