@@ -113,7 +113,10 @@ def _make_test() -> Any:
         __tracebackhide__ = True
         item = request.node
         assert isinstance(item, WorkflowItem)
-        item.run_workflow(netgent_browser)
+        synthesiser = None
+        if netgent_browser.settings.record:  # plain replay never builds a model
+            synthesiser = request.getfixturevalue("netgent_synthesiser")
+        item.run_workflow(netgent_browser, synthesiser)
 
     return netgent_workflow
 
@@ -142,8 +145,8 @@ class WorkflowItem(pytest.Function):
         safe = re.sub(r"[^A-Za-z0-9_.=\[\]-]+", "_", self.nodeid).strip("_")
         return root / safe
 
-    def run_workflow(self, browser: Any) -> None:
-        """Replay this item's workflow on ``browser`` (a NetgentBrowser)."""
+    def run_workflow(self, browser: Any, synthesiser: Any = None) -> None:
+        """Replay (or record) this item's workflow on ``browser`` (a NetgentBrowser)."""
         __tracebackhide__ = True
         result = browser.run(
             self.loaded,
@@ -151,6 +154,7 @@ class WorkflowItem(pytest.Function):
             heal=self.heal_command,
             artifacts=self.artifacts_dir(browser.settings.artifacts),
             check=False,
+            synthesiser=synthesiser,
         )
         self.stash[result_key] = result
         self.add_report_section("call", "netgent timeline", _timeline_text(result))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,6 +16,11 @@ from .collect import WorkflowFile, is_workflow_file, result_key
 from .errors import BrowserError
 from .recorder import RECORD_PROPERTY, RecordLog
 from .runner import BrowserPool, NetgentBrowser, Settings
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from .synthesis import Synthesiser
 
 settings_key = pytest.StashKey[Settings]()
 """``config.stash[settings_key]``: the run-wide :class:`Settings`."""
@@ -78,6 +83,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "propose (heal into --netgent-artifacts/proposed and fail, for review).",
     )
     group.addoption(
+        "--netgent-llm",
+        dest="netgent_llm",
+        metavar="MODEL",
+        default=None,
+        help="Model for record mode: builtin (default; offline, no key), module:attr (a "
+        "langchain-core chat model or factory), or provider:model with langchain installed.",
+    )
+    group.addoption(
         "--netgent-base-url",
         dest="netgent_base_url",
         metavar="URL",
@@ -138,6 +151,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="ChromeDriver executable (default: ini netgent_chromedriver, else on PATH).",
     )
+    parser.addini("netgent_llm", "Model for record mode (see --netgent-llm).", default="builtin")
     parser.addini("netgent_base_url", "Value of {base_url} in workflows.", default="")
     parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
     parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
@@ -255,6 +269,29 @@ def netgent_base_url(request: pytest.FixtureRequest, netgent_settings: Settings)
         return str(request.getfixturevalue("base_url") or "")
     except pytest.FixtureLookupError:
         return ""
+
+
+@pytest.fixture(scope="session")
+def netgent_llm(pytestconfig: pytest.Config) -> BaseChatModel | None:
+    """The chat model record mode uses (None: builtin rules only). Override this fixture
+    in a conftest.py to supply one; plain replay never requests it."""
+    from .synthesis.models import ModelSpecError, load_model
+
+    try:
+        return load_model(str(_setting(pytestconfig, "netgent_llm")))
+    except ModelSpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.fixture
+def netgent_synthesiser(netgent_llm: BaseChatModel | None) -> Synthesiser:
+    """The synthesiser of one record-mode item: builtin rules, then the LLM if any."""
+    from .synthesis.builtin import BuiltinSynthesiser
+    from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
+
+    if netgent_llm is None:
+        return BuiltinSynthesiser()
+    return TieredSynthesiser(BuiltinSynthesiser(), LLMSynthesiser(netgent_llm))
 
 
 @pytest.fixture

@@ -124,12 +124,14 @@ class Recorder:
         ctx: Context,
         cached: set[str],
         settle: float = 1.0,
+        agent_steps: int = 4,
     ) -> None:
         self.workflow = workflow
         self.synth = synthesiser
         self.ctx = ctx
         self.cached = cached
         self.settle = settle
+        self.agent_steps = agent_steps
         self.report = RecordReport(model=synthesiser.name, usage=synthesiser.usage)
 
     # ------------------------------------------------------------------ Healer
@@ -185,16 +187,30 @@ class Recorder:
         engine.event("state", state=spec.name, url=engine.last_tick.href, detail="synthesising")
         actions: list[Action] = []
         for number, instruction in enumerate(spec.actions, 1):
-            try:
-                page = observe(engine.driver)
-                resolved = self.synth.resolve_instruction(self.ctx, page, spec, instruction)
-            except Unresolved as exc:
-                raise self._failed(
-                    engine, f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
-                ) from None
-            for action in resolved:
-                engine.run_action(spec.name, len(actions) + 1, action)
-                actions.append(action)
+            taken: list[Action] = []
+            finished = False
+            for _step in range(self.agent_steps):
+                try:
+                    page = observe(engine.driver)
+                    resolved, finished = self.synth.resolve_instruction(
+                        self.ctx, page, spec, instruction, taken
+                    )
+                except Unresolved as exc:
+                    raise self._failed(
+                        engine, f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
+                    ) from None
+                for action in resolved:
+                    engine.run_action(spec.name, len(actions) + 1, action)
+                    actions.append(action)
+                    taken.append(action)
+                if finished:
+                    break
+            if not finished:
+                raise SynthesisFailed(
+                    f"state {spec.name!r}, instruction {number} ({instruction!r}) was not "
+                    f"finished in {self.agent_steps} agent steps: "
+                    + ", ".join(a.describe() for a in taken)
+                )
         state = state.model_copy(update={"actions": actions})
         if spec.name in self.cached:
             self.report.healed.append(spec.name)

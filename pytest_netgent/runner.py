@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from . import store
 from .automaton import Automaton, State
 from .browser.session import BrowserOptions, reset_browser, start_browser
-from .engine import Engine, RunResult, RunSettings
+from .engine import Engine, Redactor, RunResult, RunSettings
 from .errors import NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
 from .secrets import resolve_secrets
@@ -202,6 +202,7 @@ class NetgentBrowser:
                 values={k: str(v) for k, v in values.items() if k != "base_url"},
                 secrets=sorted(secrets),
                 base_url=str(values.get("base_url", "")),
+                redact=Redactor(secrets),
             )
             synth = synthesiser or BuiltinSynthesiser()
             cached = (

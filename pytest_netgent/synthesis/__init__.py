@@ -10,6 +10,7 @@ answers; implementations only decide.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -44,6 +45,8 @@ class Context:
     values: dict[str, str] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
     base_url: str = ""
+    redact: Callable[[str], str] = field(default=lambda text: text)
+    """Replaces secret values by ``{name}``: applied to everything sent to a model."""
 
 
 @dataclass
@@ -83,9 +86,15 @@ class Synthesiser(Protocol):
         ...
 
     def resolve_instruction(
-        self, ctx: Context, page: Observation, state: StateSpec, instruction: str
-    ) -> list[Action]:
-        """The actions that carry out ``instruction`` on ``page``; raises :class:`Unresolved`."""
+        self,
+        ctx: Context,
+        page: Observation,
+        state: StateSpec,
+        instruction: str,
+        done: list[Action],
+    ) -> tuple[list[Action], bool]:
+        """The next actions for ``instruction`` on ``page`` (``done``: those already taken
+        for it) and whether they finish it; raises :class:`Unresolved`."""
         ...
 
 

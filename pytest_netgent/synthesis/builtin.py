@@ -328,11 +328,16 @@ class BuiltinSynthesiser:
     # ---------------------------------------------------------------- actions
 
     def resolve_instruction(
-        self, ctx: Context, page: Observation, state: StateSpec, instruction: str
-    ) -> list[Action]:
+        self,
+        ctx: Context,
+        page: Observation,
+        state: StateSpec,
+        instruction: str,
+        done: list[Action],
+    ) -> tuple[list[Action], bool]:
         actions = self._actions(ctx, page, instruction.strip())
         self.usage.builtin_steps += 1
-        return actions
+        return actions, True
 
     def _actions(self, ctx: Context, page: Observation, text: str) -> list[Action]:
         low = text.lower().rstrip(".")
@@ -399,7 +404,11 @@ class BuiltinSynthesiser:
 
     # ---------------------------------------------------------------- triggers
 
-    def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+    def define_triggers(
+        self, ctx: Context, page: Observation, state: StateSpec, *, only_literal: bool = False
+    ) -> list[Check]:
+        """Checks for ``state``'s triggers; vague ones become the page's landmarks, or,
+        with ``only_literal``, :class:`Unresolved` (for an LLM to decide)."""
         checks: list[Check] = []
         vague: list[str] = []
         for trigger in state.triggers:
@@ -407,6 +416,8 @@ class BuiltinSynthesiser:
                 checks += self._trigger(ctx, page, trigger)
             except Unresolved:
                 vague.append(trigger)
+        if only_literal and (vague or not checks):
+            raise Unresolved(f"vague triggers: {vague or state.triggers}")
         if vague or not checks:
             checks = self._landmarks(ctx, page, checks)
         self.usage.builtin_steps += 1
@@ -558,8 +569,15 @@ class BuiltinSynthesiser:
     # ---------------------------------------------------------------- state selection
 
     def select_state(
-        self, ctx: Context, page: Observation, candidates: list[StateSpec]
+        self,
+        ctx: Context,
+        page: Observation,
+        candidates: list[StateSpec],
+        *,
+        only_verified: bool = False,
     ) -> StateSpec:
+        """The state that applies; with ``only_verified``, only a state whose triggers
+        all parse and hold (else :class:`Unresolved`, for an LLM to decide)."""
         concrete: list[StateSpec] = []
         vague: list[StateSpec] = []
         for spec in candidates:
@@ -572,6 +590,12 @@ class BuiltinSynthesiser:
         # Workflows are written in order: the state declared after the last one that ran
         # (the first, at the start) wins when its triggers may hold.
         upcoming = _next_in_order(candidates, ctx)
+        if only_verified:
+            if upcoming is not None and upcoming in concrete:
+                return upcoming
+            if len(concrete) == 1:
+                return concrete[0]
+            raise Unresolved("no single state is verified by literal triggers")
         if upcoming is not None and upcoming in concrete + vague:
             return upcoming
         if concrete:

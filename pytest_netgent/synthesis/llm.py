@@ -1,0 +1,348 @@
+"""Synthesis with any langchain-core chat model, in NetGent's three stages.
+
+1. select the state prompt that applies to the page (history, URL, title, landmarks);
+2. define triggers by choosing among candidate checks observed on the page, each of
+   which holds now (elements: their unique selectors);
+3. a web-agent loop per instruction: observe the numbered elements, the model picks an
+   action, element and parameters, the recorder executes it, observe again, until the
+   model says the instruction is done or the step limit is reached.
+
+Replies are validated with pydantic: through ``with_structured_output`` where the model
+supports it, else by parsing JSON from the reply. Invalid replies are retried a bounded
+number of times, then the step is :class:`~pytest_netgent.synthesis.Unresolved` with
+what the model said. Every call and its tokens are counted in :attr:`usage`.
+
+The :class:`TieredSynthesiser` asks the builtin rules first, so literal steps cost no
+LLM call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from string import Template
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..automaton import Action, Check
+from ..spec import StateSpec
+from . import Context, Unresolved, Usage
+from .builtin import BuiltinSynthesiser, locator, templatise
+from .observation import Observation
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class StateChoice(BaseModel):
+    """Stage 1: which state applies."""
+
+    state: str = Field(description="The name of the state that applies now, exactly.")
+    reasoning: str = Field("", description="Why, in one sentence.")
+
+
+class TriggerChoice(BaseModel):
+    """Stage 2: which candidate checks recognise the state."""
+
+    checks: list[str] = Field(description="Ids of the chosen candidate checks, e.g. ['c1'].")
+    reasoning: str = Field("", description="Why, in one sentence.")
+
+
+class ActionOutput(BaseModel):
+    """Stage 3: one action of the web agent (NetGent's ActionOutput)."""
+
+    action: Literal[
+        "click",
+        "type",
+        "press_key",
+        "select",
+        "hover",
+        "scroll_to",
+        "scroll",
+        "navigate",
+        "wait",
+        "go_back",
+        "switch_tab",
+    ]
+    mmid: int | None = Field(None, description="Number of the element acted on, if any.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    reasoning: str = Field("", description="Why, in one sentence.")
+    done: bool = Field(True, description="True when this action completes the instruction.")
+
+
+_ELEMENT_ACTIONS = {"click", "type", "select", "hover", "scroll_to"}
+
+
+@cache
+def prompt_template(name: str) -> Template:
+    """A Markdown prompt template from ``synthesis/prompts``."""
+    text = resources.files(__package__).joinpath("prompts", f"{name}.md").read_text("utf-8")
+    return Template(text)
+
+
+def _json_from(text: str) -> Any:
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
+    if fenced:
+        text = fenced.group(1)
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        raise ValueError("no JSON object in the reply")
+    return json.JSONDecoder().raw_decode(text[start:])[0]
+
+
+class LLMSynthesiser:
+    """Synthesis by a langchain-core ``BaseChatModel``."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        retries: int = 2,
+        agent_steps: int = 3,
+    ) -> None:
+        self.model = model
+        self.retries = retries
+        self.agent_steps = agent_steps
+        self.usage = Usage()
+        self.name = _model_name(model)
+
+    # ------------------------------------------------------------------ calling
+
+    def ask(self, prompt: str, schema: type[Model], ctx: Context) -> Model:
+        """Send ``prompt`` (secrets redacted); a validated ``schema`` object, or
+        :class:`Unresolved` after the retries."""
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        messages: list[Any] = [HumanMessage(ctx.redact(prompt))]
+        structured = self._structured(schema)
+        last = ""
+        for _attempt in range(self.retries + 1):
+            self.usage.llm_calls += 1
+            if structured is not None:
+                out = structured.invoke(messages)
+                self._count(out.get("raw"))
+                parsed = out.get("parsed")
+                if isinstance(parsed, schema):
+                    return parsed
+                last = str(out.get("parsing_error") or out.get("raw"))
+                error = last
+            else:
+                reply = self.model.invoke(messages)
+                self._count(reply)
+                last = str(reply.content)
+                try:
+                    return schema.model_validate(_json_from(last))
+                except (ValueError, ValidationError) as exc:
+                    error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                messages += [
+                    AIMessage(last),
+                    HumanMessage(
+                        f"That reply was not valid: {error}. Reply again with JSON only, "
+                        "matching the schema."
+                    ),
+                ]
+        said = last.strip().replace("\n", " ")
+        raise Unresolved(
+            f"the model gave no valid {schema.__name__} in {self.retries + 1} replies; "
+            f"last reply: {said[:300]!r}"
+        )
+
+    def _structured(self, schema: type[BaseModel]) -> Any:
+        try:
+            return self.model.with_structured_output(schema, include_raw=True)
+        except NotImplementedError:
+            return None  # plain chat model: JSON in the reply
+
+    def _count(self, message: Any) -> None:
+        meta = getattr(message, "usage_metadata", None) or {}
+        self.usage.input_tokens += int(meta.get("input_tokens", 0))
+        self.usage.output_tokens += int(meta.get("output_tokens", 0))
+
+    def _prompt(self, name: str, schema: type[BaseModel], **fields: str) -> str:
+        schema_text = json.dumps(schema.model_json_schema(), indent=1)
+        return prompt_template(name).substitute(schema=schema_text, **fields)
+
+    # ------------------------------------------------------------------ stages
+
+    def select_state(
+        self, ctx: Context, page: Observation, candidates: list[StateSpec]
+    ) -> StateSpec:
+        states = "\n".join(
+            f"- {s.name}: {s.description} Triggers: {'; '.join(s.triggers) or '-'}. "
+            f"Actions: {'; '.join(s.actions) or '-'}."
+            for s in candidates
+        )
+        prompt = self._prompt(
+            "SELECT_STATE",
+            StateChoice,
+            workflow=ctx.workflow,
+            description=ctx.description,
+            states=states,
+            history="\n".join(f"- {h}" for h in ctx.history) or "(none yet)",
+            page=page.describe(),
+        )
+        choice = self.ask(prompt, StateChoice, ctx)
+        by_name = {s.name: s for s in candidates}
+        if choice.state not in by_name:
+            raise Unresolved(
+                f"the model chose {choice.state!r}, which is not one of "
+                + ", ".join(repr(n) for n in by_name)
+            )
+        self.usage.llm_steps += 1
+        return by_name[choice.state]
+
+    def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+        candidates = candidate_checks(ctx, page)
+        listing = "\n".join(f"{key}: {check.describe()}" for key, check in candidates.items())
+        prompt = self._prompt(
+            "DEFINE_TRIGGERS",
+            TriggerChoice,
+            state=state.name,
+            triggers="\n".join(f"- {t}" for t in state.triggers) or "- (none given)",
+            candidates=listing,
+            page=page.describe(),
+        )
+        choice = self.ask(prompt, TriggerChoice, ctx)
+        unknown = [c for c in choice.checks if c not in candidates]
+        if unknown or not choice.checks:
+            raise Unresolved(f"the model chose unknown or no candidate checks: {choice.checks}")
+        self.usage.llm_steps += 1
+        return [candidates[c] for c in choice.checks]
+
+    def resolve_instruction(
+        self,
+        ctx: Context,
+        page: Observation,
+        state: StateSpec,
+        instruction: str,
+        done: list[Action],
+    ) -> tuple[list[Action], bool]:
+        """One web-agent step: the next action for ``instruction`` and whether it ends it."""
+        values = "\n".join(f"{{{k}}} = {v}" for k, v in ctx.values.items())
+        values += "".join(f"\n{{{name}}} = (secret, never shown)" for name in ctx.secrets)
+        prompt = self._prompt(
+            "ACTION",
+            ActionOutput,
+            values=values or "(none)",
+            state=state.name,
+            instruction=instruction,
+            done="\n".join(f"- {a.describe()}" for a in done) or "(none yet)",
+            page=page.describe(),
+        )
+        output = self.ask(prompt, ActionOutput, ctx)
+        action = self._to_action(ctx, page, output)
+        self.usage.llm_steps += 1
+        return [action], output.done
+
+    def _to_action(self, ctx: Context, page: Observation, output: ActionOutput) -> Action:
+        params = {k: v for k, v in output.params.items() if k not in ("by", "selector")}
+        for key in ("text", "url"):
+            if isinstance(params.get(key), str):
+                params[key] = templatise(params[key], ctx)
+        if output.action in _ELEMENT_ACTIONS or output.mmid is not None:
+            if output.mmid is None:
+                raise Unresolved(f"the model gave no element for {output.action!r}")
+            el = page.element(output.mmid)
+            if el is None:
+                raise Unresolved(f"the model chose element {output.mmid}, which is not listed")
+            params.update(locator(el))
+            if el.box is not None and output.action == "click":
+                params.setdefault("x", el.box.x)  # kept only as a last resort
+                params.setdefault("y", el.box.y)
+        try:
+            return Action(type=output.action, params=params)
+        except ValidationError as exc:
+            raise Unresolved(f"the model's {output.action!r} action is invalid: {exc}") from None
+
+
+def candidate_checks(ctx: Context, page: Observation) -> dict[str, Check]:
+    """Checks that hold on ``page``, numbered ``c1``, ``c2``... for the model to choose."""
+    out: list[Check] = []
+    url = templatise(page.url, ctx)
+    out.append(Check(type="url", params={"url": url}))
+    if "?" in url:
+        out.append(Check(type="url", params={"url": url.split("?")[0] + "?", "match": "prefix"}))
+    elif url.count("/") > 3 and not url.endswith("/"):
+        out.append(Check(type="url", params={"url": url[: url.rindex("/") + 1], "match": "prefix"}))
+    if page.title:
+        out.append(Check(type="title", params={"title": page.title, "match": "exact"}))
+    for heading in page.headings[:8]:
+        if heading.selectors:
+            sel = heading.selectors[0]
+            out.append(Check(type="element", params={"by": sel.by, "selector": sel.selector}))
+        out.append(Check(type="text", params={"text": heading.text}))
+    for el in page.elements[:60]:
+        loc = locator(el)
+        loc.pop("index", None)
+        out.append(Check(type="element", params=loc))
+    unique: list[Check] = []
+    for check in out:
+        if check not in unique:
+            unique.append(check)
+    return {f"c{i}": c for i, c in enumerate(unique, 1)}
+
+
+def _model_name(model: Any) -> str:
+    for attr in ("model_name", "model", "model_id"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+class TieredSynthesiser:
+    """Builtin rules first; only what they cannot resolve goes to the LLM."""
+
+    def __init__(self, builtin: BuiltinSynthesiser, llm: LLMSynthesiser) -> None:
+        self.builtin = builtin
+        self.llm = llm
+        self.name = llm.name
+        self.usage = Usage()
+
+    def _sync(self) -> None:
+        self.usage = Usage()
+        self.usage.add(self.builtin.usage)
+        self.usage.add(self.llm.usage)
+
+    def select_state(
+        self, ctx: Context, page: Observation, candidates: list[StateSpec]
+    ) -> StateSpec:
+        try:
+            sure = self.builtin.select_state(ctx, page, candidates, only_verified=True)
+        except Unresolved:
+            sure = None
+        result = sure if sure is not None else self.llm.select_state(ctx, page, candidates)
+        self._sync()
+        return result
+
+    def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+        try:
+            checks = self.builtin.define_triggers(ctx, page, state, only_literal=True)
+        except Unresolved:
+            checks = self.llm.define_triggers(ctx, page, state)
+        self._sync()
+        return checks
+
+    def resolve_instruction(
+        self,
+        ctx: Context,
+        page: Observation,
+        state: StateSpec,
+        instruction: str,
+        done: list[Action],
+    ) -> tuple[list[Action], bool]:
+        try:
+            step = (
+                self.llm.resolve_instruction(ctx, page, state, instruction, done)
+                if done  # the LLM started this instruction: it finishes it
+                else self.builtin.resolve_instruction(ctx, page, state, instruction, done)
+            )
+        except Unresolved:
+            step = self.llm.resolve_instruction(ctx, page, state, instruction, done)
+        self._sync()
+        return step
