@@ -132,7 +132,7 @@ class Recorder:
         self.cached = cached
         self.settle = settle
         self.agent_steps = agent_steps
-        self.report = RecordReport(model=synthesiser.name, usage=synthesiser.usage)
+        self.report = RecordReport(model=synthesiser.name)
 
     # ------------------------------------------------------------------ Healer
 

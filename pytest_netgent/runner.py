@@ -222,6 +222,7 @@ class NetgentBrowser:
         result = engine.run()
         self.origins |= result.origins
         if recorder is not None:
+            recorder.report.usage = recorder.synth.usage
             result.record = recorder.report
             # proposals mirror the repository, so the folder can be copied over it
             try:

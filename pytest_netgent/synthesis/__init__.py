@@ -73,7 +73,11 @@ class Synthesiser(Protocol):
 
     name: str
     """Recorded in the cache document's ``synthesis.model``."""
-    usage: Usage
+
+    @property
+    def usage(self) -> Usage:
+        """Steps resolved, LLM calls and tokens so far."""
+        ...
 
     def select_state(
         self, ctx: Context, page: Observation, candidates: list[StateSpec]

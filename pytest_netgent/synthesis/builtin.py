@@ -280,13 +280,15 @@ def locate(target: Target, page: Observation, want: str = "") -> dict[str, objec
 
 
 def _heading(target: Target, page: Observation) -> Heading:
+    """The heading ``target`` names by its text; for "the heading" (role only, or a
+    description like "an article heading"), the page's only top heading."""
     scored = [(_score(target, [h.text]), h) for h in page.headings]
-    scored = [p for p in scored if p[0] >= 40]
+    scored = [p for p in scored if p[0] >= 60]
     if scored:
         scored.sort(key=lambda p: -p[0])
         return scored[0][1]
     tops = [h for h in page.headings if h.tag == "h1"] or page.headings[:1]
-    if len(tops) == 1:
+    if target.role == "heading" and len(tops) == 1:
         return tops[0]
     raise Unresolved(f"no heading on {page.url} matches {target.phrase!r}")
 

@@ -24,6 +24,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -265,10 +266,12 @@ def candidate_checks(ctx: Context, page: Observation) -> dict[str, Check]:
     out: list[Check] = []
     url = templatise(page.url, ctx)
     out.append(Check(type="url", params={"url": url}))
+    path = urlsplit(page.url).path
     if "?" in url:
         out.append(Check(type="url", params={"url": url.split("?")[0] + "?", "match": "prefix"}))
-    elif url.count("/") > 3 and not url.endswith("/"):
-        out.append(Check(type="url", params={"url": url[: url.rindex("/") + 1], "match": "prefix"}))
+    elif path.count("/") >= 2 and not path.endswith("/"):
+        folder = url[: url.rindex("/") + 1]
+        out.append(Check(type="url", params={"url": folder, "match": "prefix"}))
     if page.title:
         out.append(Check(type="title", params={"title": page.title, "match": "exact"}))
     for heading in page.headings[:8]:
@@ -302,31 +305,28 @@ class TieredSynthesiser:
         self.builtin = builtin
         self.llm = llm
         self.name = llm.name
-        self.usage = Usage()
 
-    def _sync(self) -> None:
-        self.usage = Usage()
-        self.usage.add(self.builtin.usage)
-        self.usage.add(self.llm.usage)
+    @property
+    def usage(self) -> Usage:
+        """The builtin's and the LLM's counts together."""
+        total = Usage()
+        total.add(self.builtin.usage)
+        total.add(self.llm.usage)
+        return total
 
     def select_state(
         self, ctx: Context, page: Observation, candidates: list[StateSpec]
     ) -> StateSpec:
         try:
-            sure = self.builtin.select_state(ctx, page, candidates, only_verified=True)
+            return self.builtin.select_state(ctx, page, candidates, only_verified=True)
         except Unresolved:
-            sure = None
-        result = sure if sure is not None else self.llm.select_state(ctx, page, candidates)
-        self._sync()
-        return result
+            return self.llm.select_state(ctx, page, candidates)
 
     def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
         try:
-            checks = self.builtin.define_triggers(ctx, page, state, only_literal=True)
+            return self.builtin.define_triggers(ctx, page, state, only_literal=True)
         except Unresolved:
-            checks = self.llm.define_triggers(ctx, page, state)
-        self._sync()
-        return checks
+            return self.llm.define_triggers(ctx, page, state)
 
     def resolve_instruction(
         self,
@@ -337,12 +337,8 @@ class TieredSynthesiser:
         done: list[Action],
     ) -> tuple[list[Action], bool]:
         try:
-            step = (
-                self.llm.resolve_instruction(ctx, page, state, instruction, done)
-                if done  # the LLM started this instruction: it finishes it
-                else self.builtin.resolve_instruction(ctx, page, state, instruction, done)
-            )
+            if done:  # the LLM started this instruction: it finishes it
+                return self.llm.resolve_instruction(ctx, page, state, instruction, done)
+            return self.builtin.resolve_instruction(ctx, page, state, instruction, done)
         except Unresolved:
-            step = self.llm.resolve_instruction(ctx, page, state, instruction, done)
-        self._sync()
-        return step
+            return self.llm.resolve_instruction(ctx, page, state, instruction, done)

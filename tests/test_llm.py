@@ -1,0 +1,242 @@
+"""Record mode with an LLM: langchain-core's fake chat model with scripted replies."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_netgent.synthesis.models import ModelSpecError, load_model
+
+from .helpers import Project
+
+VAGUE = """
+name: vague
+start_url: "{base_url}/wiki/"
+vars: {topic: QUIC}
+states:
+  - name: Start
+    triggers: [We are at the beginning]
+    actions:
+      - Look up {topic} using the site's finder
+  - name: Found
+    triggers: [Matches are listed]
+    actions: [Open the top match]
+  - name: Reading
+    triggers: [We are reading about the topic]
+    end: Read
+"""
+
+# The fake model: replies in order, records every prompt to prompts.json.
+CONFTEST = """
+import json
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+REPLIES = {replies!r}
+SENT = []
+
+
+class RecordingModel(GenericFakeChatModel):
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        SENT.append([m.content for m in messages])
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def netgent_llm():
+    open("model-built", "w").close()
+    usage = {{"input_tokens": 100, "output_tokens": 20, "total_tokens": 120}}
+    return RecordingModel(
+        messages=iter([AIMessage(content=r, usage_metadata=usage) for r in REPLIES])
+    )
+
+
+def pytest_sessionfinish(session):
+    with open("prompts.json", "w") as fh:
+        json.dump(SENT, fh)
+"""
+
+
+def reply(**data: Any) -> str:
+    return json.dumps(data)
+
+
+VAGUE_REPLIES = [
+    reply(state="Start", reasoning="the home page"),
+    reply(checks=["c1"], reasoning="the home page URL"),
+    reply(action="type", mmid=2, params={"text": "{topic}"}, done=False, reasoning="finder"),
+    reply(action="press_key", params={"key": "Enter"}, done=True, reasoning="submit"),
+    reply(state="Found", reasoning="results"),
+    reply(checks=["c2"], reasoning="search page"),
+    reply(action="click", mmid=5, params={}, done=True, reasoning="top match"),
+    reply(state="Reading", reasoning="article"),
+    reply(checks=["c2"], reasoning="article pages"),
+]
+
+
+def model_project(project: Project, replies: list[str]) -> None:
+    project.pytester.makeconftest(CONFTEST.format(replies=replies))
+
+
+def prompts(project: Project) -> list[str]:
+    sent = json.loads((project.path / "prompts.json").read_text())
+    return [messages[0] for messages in sent]
+
+
+def test_record_with_llm_then_replay_without_it(project: Project) -> None:
+    project.workflow("vague", VAGUE)
+    model_project(project, VAGUE_REPLIES)
+    result = project.run("--netgent-record")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "vague.netgent.yaml::vague: synthesised 'Start', 'Found', 'Reading' -> *vague.json",
+            "3 states synthesised, 0 healed, 1 files written; steps resolved: * by builtin, 9 by "
+            "the LLM; LLM calls: 9, tokens: 1080",
+        ]
+    )
+    doc = json.loads((project.path / "__netgent__" / "vague" / "vague.json").read_text())
+    assert doc["synthesis"]["llm_calls"] == 9
+    start, found, reading = doc["states"]
+    assert start["checks"] == [{"type": "url", "params": {"url": "{base_url}/wiki/"}}]
+    assert start["actions"][0]["params"]["text"] == "{topic}"  # a placeholder, not QUIC
+    assert start["actions"][0]["params"]["selector"] == "#search-input"
+    assert found["actions"][0]["type"] == "click"
+    assert reading["checks"][0]["params"] == {"url": "{base_url}/wiki/article/", "match": "prefix"}
+
+    sent = prompts(project)
+    assert len(sent) == 9
+    assert "Choose the one state that" in sent[0] and "- Start:" in sent[0]
+    assert "[2] <input> 'Search NetWiki' type=search" in sent[0]
+    assert "c1: url exact '{base_url}/wiki/'" in sent[1]
+    assert "# Instruction: Look up {topic} using the site's finder" in sent[2]
+    assert "{topic} = QUIC" in sent[2]
+    assert "- type css selector='#search-input' text='{topic}'" in sent[3]
+    assert "- Start" in sent[4]  # history
+
+    (project.path / "model-built").unlink()
+    replay = project.run()
+    replay.assert_outcomes(passed=1)
+    assert not (project.path / "model-built").exists()  # plain replay never builds a model
+    assert json.loads((project.path / "prompts.json").read_text()) == []
+
+
+def test_literal_steps_cost_no_llm_call(project: Project) -> None:
+    project.workflow(
+        "literal",
+        """
+        name: literal
+        start_url: "{base_url}/wiki/"
+        states:
+          - name: Home
+            triggers: [The URL is the wiki home page]
+            actions: [Click the 'QUIC' link]
+          - name: Article
+            triggers: [An article heading is shown]
+            end: Read
+        """,
+    )
+    model_project(project, [])
+    result = project.run("--netgent-record")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*steps resolved: * by builtin, 0 by the LLM; LLM calls: 0*"])
+
+
+def test_garbage_output_is_retried_then_fails_with_cache_untouched(project: Project) -> None:
+    project.workflow("vague", VAGUE)
+    model_project(project, ["I think it is the Start state!", "Start", '{"state": 3}'])
+    result = project.run("--netgent-record")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  reason: no cached state matches and the RecordingModel synthesiser could not "
+            "decide: the model gave no valid StateChoice in 3 replies; last reply: "
+            "'{\"state\": 3}'"
+        ]
+    )
+    assert not (project.path / "__netgent__").exists()
+    sent = json.loads((project.path / "prompts.json").read_text())
+    assert len(sent) == 3
+    # each retry shows the model its invalid reply and what was wrong with it
+    assert sent[1][1] == "I think it is the Start state!"
+    assert sent[1][2].startswith("That reply was not valid: ")
+
+
+def test_secret_never_reaches_the_model(project: Project) -> None:
+    project.workflow(
+        "login",
+        """
+        name: login
+        start_url: "{base_url}/wiki/login"
+        vars: {user: researcher}
+        secrets: {password: NETGENT_LLM_PASSWORD}
+        states:
+          - name: Login
+            triggers: [We are asked to identify ourselves]
+            actions:
+              - Sign into the account as {user} with {password}
+          - name: Account
+            triggers: [We are signed in]
+            end: Signed in
+        """,
+    )
+    model_project(
+        project,
+        [
+            reply(state="Login"),
+            reply(checks=["c1"]),
+            reply(action="type", mmid=5, params={"text": "{user}"}, done=False),
+            reply(action="type", mmid=6, params={"text": "{password}"}, done=False),
+            reply(action="click", mmid=7, done=True),
+            reply(state="Account"),
+            reply(checks=["c1"]),
+        ],
+    )
+    os.environ["NETGENT_LLM_PASSWORD"] = "netgent-pass"
+    try:
+        result = project.run("--netgent-record", "-rA")
+    finally:
+        del os.environ["NETGENT_LLM_PASSWORD"]
+    result.assert_outcomes(passed=1)
+    sent = (project.path / "prompts.json").read_text()
+    assert "{password} = (secret, never shown)" in sent
+    assert "netgent-pass" not in sent
+    cache = (project.path / "__netgent__" / "login" / "login.json").read_text()
+    assert '"text": "{password}"' in cache and "netgent-pass" not in cache
+    assert "netgent-pass" not in result.stdout.str()
+
+
+def test_load_model_from_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "my_models.py").write_text(
+        "from langchain_core.language_models.fake_chat_models import FakeListChatModel\n"
+        "def chat():\n    return FakeListChatModel(responses=['ok'])\n"
+        "instance = FakeListChatModel(responses=['ok'])\n"
+        "not_a_model = 42\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert type(load_model("my_models:chat")).__name__ == "FakeListChatModel"
+    assert type(load_model("my_models:instance")).__name__ == "FakeListChatModel"
+    assert load_model("builtin") is None
+    with pytest.raises(ModelSpecError, match=r"is a int, not a langchain-core BaseChatModel"):
+        load_model("my_models:not_a_model")
+    with pytest.raises(ModelSpecError, match=r"module 'my_models' has no 'nope'"):
+        load_model("my_models:nope")
+    with pytest.raises(ModelSpecError, match=r"neither 'builtin', 'module:attr' nor"):
+        load_model("gpt4")
+
+
+def test_provider_model_without_langchain_is_a_usage_error(project: Project) -> None:
+    project.workflow("vague", VAGUE)
+    result = project.run("--netgent-record", "--netgent-llm=nosuchprovider:some-model")
+    result.stdout.fnmatch_lines(
+        [
+            "*--netgent-llm 'nosuchprovider:some-model': no module 'nosuchprovider', and "
+            "'provider:model' names need the langchain package: pip install langchain*"
+        ]
+    )
+    assert result.ret != 0
