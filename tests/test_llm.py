@@ -240,3 +240,36 @@ def test_provider_model_without_langchain_is_a_usage_error(project: Project) -> 
         ]
     )
     assert result.ret != 0
+
+
+def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_url: str) -> None:
+    project.workflow("vague", VAGUE)
+    model_project(project, VAGUE_REPLIES)
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    cache = project.path / "__netgent__" / "vague" / "vague.json"
+    before = {s["name"]: json.dumps(s) for s in json.loads(cache.read_text())["states"]}
+    # On the changed UI the URLs and the result's link text still match, but the search
+    # box lost its id: only that state's actions are resynthesised.
+    model_project(
+        project,
+        [
+            reply(action="type", mmid=2, params={"text": "{topic}"}, done=False),
+            reply(action="press_key", params={"key": "Enter"}, done=True),
+        ],
+    )
+    result = project.run("--netgent-record", base_url=changed_url)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "vague.netgent.yaml::vague: healed 'Start' -> *vague.json",
+            "0 states synthesised, 1 healed, 1 files written; steps resolved: 0 by builtin, 2 by "
+            "the LLM; LLM calls: 2, tokens: 240",
+        ]
+    )
+    sent = prompts(project)
+    assert "[2] <input> 'Find an article'" in sent[0]
+    after = {s["name"]: json.dumps(s) for s in json.loads(cache.read_text())["states"]}
+    assert after["Reading"] == before["Reading"] and after["Found"] == before["Found"]
+    assert after["Start"] != before["Start"]
+    assert '"selector": "input[name=\\"q\\"]"' in after["Start"]
+    project.run(base_url=changed_url).assert_outcomes(passed=1)
