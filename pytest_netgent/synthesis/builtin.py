@@ -53,6 +53,8 @@ STOP = {"the", "a", "an", "on", "of", "to", "in", "into", "for", "with", "this",
 
 SHOWN = "(?:shown|visible|displayed|listed|present|open|there)"
 
+GENERIC_NOUNS = {"item", "entry", "one", "link", "element", "option", "thing", "row"}
+
 TEXT_INPUT_TYPES = {"", "text", "search", "email", "password", "url", "tel", "number"}
 
 
@@ -234,18 +236,18 @@ def _resolve_ordinal(
             groups.setdefault(el.group.selector, []).append(el)
     if not groups:
         raise Unresolved(f"no list of similar items on {page.url} for {what}")
-    noun = tokens(target.phrase)
+    noun = tokens(target.phrase) - GENERIC_NOUNS
 
     def score(items: list[ObservedElement]) -> tuple[float, int]:
         sel = items[0].group.selector if items[0].group else ""
         words = tokens(re.sub(r"[^A-Za-z]+", " ", sel)) | tokens(" ".join(_fields(items[0])))
-        s = 50.0 * len(noun & words) / len(noun) if noun else 0.0
+        s = 50.0 * len(noun & words) / len(noun) if noun else 30.0
         s += 20.0 if items[0].region == "main" else 0.0
         s += 10.0 if _kind(items[0]) in ("link", "button") else 0.0
         return s, len(items)
 
     ranked = sorted(groups.values(), key=lambda g: score(g), reverse=True)
-    if score(ranked[0])[0] < 30:
+    if score(ranked[0])[0] < 50:
         raise Unresolved(
             f"no list on {page.url} looks like {what} (lists: "
             + ", ".join(repr(g[0].group.selector) for g in ranked[:3] if g[0].group)
@@ -276,7 +278,10 @@ def locator(el: ObservedElement, *, in_list: bool = False) -> dict[str, object]:
 
 def locate(target: Target, page: Observation, want: str = "") -> dict[str, object]:
     """Resolve ``target`` and return its locator params (group and index for ordinals)."""
-    return locator(resolve(target, page, want), in_list=target.ordinal is not None)
+    loc = locator(resolve(target, page, want), in_list=target.ordinal is not None)
+    if target.ordinal is not None:
+        loc["index"] = target.ordinal  # "the last result" stays the last one
+    return loc
 
 
 def _heading(target: Target, page: Observation) -> Heading:
@@ -343,10 +348,10 @@ class BuiltinSynthesiser:
 
     def _actions(self, ctx: Context, page: Observation, text: str) -> list[Action]:
         low = text.lower().rstrip(".")
-        if m := re.fullmatch(r"(?:navigate|go|open|visit|browse)(?: to)? (\S+)", text, re.I):
-            return [Action(type="navigate", params={"url": _with_base(unquote(m[1])[0], ctx)})]
         if re.fullmatch(r"(?:go|navigate) back|back", low):
             return [Action(type="go_back", params={})]
+        if m := re.fullmatch(r"(?:navigate|go|open|visit|browse)(?: to)? (\S+)", text, re.I):
+            return [Action(type="navigate", params={"url": _with_base(unquote(m[1])[0], ctx)})]
         if m := re.fullmatch(
             r"wait(?: for)? ([\d.]+) ?(ms|milliseconds?|s|secs?|seconds?|minutes?|mins?)?", low
         ):
@@ -439,7 +444,9 @@ class BuiltinSynthesiser:
             re.I,
         ):
             match = "contains" if m[1].lower() in ("contains", "includes", "has") else "prefix"
-            value = _with_base(unquote(m[2])[0], ctx)
+            value = unquote(m[2])[0]
+            if match == "prefix":
+                value = _with_base(value, ctx)
             return [Check(type="url", params={"url": value, "match": match})]
         if m := re.fullmatch(
             r"(?:the )?(?:page )?title (is|equals|contains|includes|has|mentions) (.+)", text, re.I
@@ -623,6 +630,8 @@ class BuiltinSynthesiser:
                 continue
             if not all(_holds_on(c, page, ctx) for c in checks):
                 return "no"
+            if "url" not in trigger.lower() and any(c.type == "url" for c in checks):
+                verdict = "maybe"  # a URL landmark taken from this very page proves nothing
         return verdict
 
 

@@ -1,0 +1,248 @@
+"""The builtin synthesiser on real pages of the local sites."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_netgent import NetgentBrowser
+from pytest_netgent.spec import StateSpec
+from pytest_netgent.synthesis import Context, Unresolved
+from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, parse_target
+from pytest_netgent.synthesis.observation import Observation, observe
+
+STATE = StateSpec(name="S", actions=["x"], end="done")
+
+
+@pytest.fixture
+def page_at(netgent_browser: NetgentBrowser, base_url: str) -> Any:
+    def go(path: str, wait_for: str = "body") -> Observation:
+        driver = netgent_browser.driver
+        driver.get(base_url + path)
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 5, 0.05).until(
+            ec.presence_of_element_located(("css selector", wait_for))
+        )
+        return observe(driver)
+
+    return go
+
+
+@pytest.fixture
+def ctx(base_url: str) -> Context:
+    return Context(workflow="w", values={"query": "QUIC"}, secrets=["password"], base_url=base_url)
+
+
+def act(ctx: Context, page: Observation, text: str) -> list[dict[str, Any]]:
+    actions, finished = BuiltinSynthesiser().resolve_instruction(ctx, page, STATE, text, [])
+    assert finished
+    return [a.model_dump() for a in actions]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Navigate to {base_url}/wiki/login",
+            {"type": "navigate", "params": {"url": "{base_url}/wiki/login"}},
+        ),
+        (
+            "Go to /wiki/article/quic",
+            {"type": "navigate", "params": {"url": "{base_url}/wiki/article/quic"}},
+        ),
+        ("Press Enter", {"type": "press_key", "params": {"key": "Enter"}}),
+        ("press the page down key", {"type": "press_key", "params": {"key": "PageDown"}}),
+        ("Wait 10 seconds", {"type": "wait", "params": {"seconds": 10.0}}),
+        ("Wait 250 ms", {"type": "wait", "params": {"seconds": 0.25}}),
+        ("Wait for 2 minutes", {"type": "wait", "params": {"seconds": 120.0}}),
+        ("Scroll down 3 times", {"type": "scroll", "params": {"direction": "down", "times": 3}}),
+        (
+            "Scroll up by 400 pixels",
+            {"type": "scroll", "params": {"direction": "up", "amount": 400}},
+        ),
+        ("Go back", {"type": "go_back", "params": {}}),
+        ("Switch to the new tab", {"type": "switch_tab", "params": {"index": -1}}),
+        ("Switch to the first tab", {"type": "switch_tab", "params": {"index": 0}}),
+    ],
+)
+def test_instructions_without_targets(
+    page_at: Any, ctx: Context, text: str, expected: dict[str, Any]
+) -> None:
+    assert act(ctx, page_at("/wiki/"), text) == [expected]
+
+
+def test_type_into_fields_by_label_placeholder_and_role(page_at: Any, ctx: Context) -> None:
+    login = page_at("/wiki/login")
+    assert act(ctx, login, "Type {user} into the Username field") == [
+        {
+            "type": "type",
+            "params": {"by": "css selector", "selector": "#username", "text": "{user}"},
+        }
+    ]
+    assert act(ctx, login, "Enter {password} in the password box")[0]["params"] == {
+        "by": "css selector",
+        "selector": "#password",
+        "text": "{password}",
+    }
+    # a literal equal to a var's value is stored as its placeholder
+    assert act(ctx, login, "Type 'QUIC' into the search box")[0]["params"]["text"] == "{query}"
+
+
+def test_click_by_quoted_text_role_and_synonym(page_at: Any, ctx: Context) -> None:
+    login = page_at("/wiki/login")
+    # "Log in" is both a link in the header and the form's button: the role decides
+    assert act(ctx, login, "Click the 'Log in' button")[0]["params"] == {
+        "by": "css selector",
+        "selector": "#login-button",
+    }
+    assert act(ctx, login, "Click the 'Log in' link")[0]["params"] == {
+        "by": "css selector",
+        "selector": "#login-link",
+    }
+    assert act(ctx, login, "Click the sign in button")[0]["params"]["selector"] == "#login-button"
+
+
+def test_ordinals_use_the_list_and_an_index(page_at: Any, ctx: Context) -> None:
+    results = page_at("/wiki/search?q=streaming", "#results li")
+    first = act(ctx, results, "Click the first result")[0]["params"]
+    third = act(ctx, results, "Click the third result")[0]["params"]
+    last = act(ctx, results, "Click the last result")[0]["params"]
+    assert first == {
+        "by": "css selector",
+        "selector": "#results > li.result a.result-link",
+        "index": 0,
+    }
+    assert (third["index"], last["index"]) == (2, -1)
+    with pytest.raises(Unresolved, match=r"the list on .* has only \d+ items"):
+        act(ctx, results, "Click the tenth result")
+
+
+def test_select_hover_and_scroll_to(page_at: Any, ctx: Context) -> None:
+    article = page_at("/wiki/article/quic")
+    assert act(ctx, article, "Select Deutsch from the Language menu") == [
+        {"type": "select", "params": {"by": "css selector", "selector": "#lang", "text": "Deutsch"}}
+    ]
+    assert act(ctx, article, "Hover over 'Cite this page'")[0] == {
+        "type": "hover",
+        "params": {"by": "css selector", "selector": "#cite"},
+    }
+    assert act(ctx, article, "Scroll to the Printable version link")[0]["params"] == {
+        "by": "css selector",
+        "selector": "#print-link",
+    }
+    with pytest.raises(Unresolved, match=r"has no option 'Klingon' \(options: English, Deutsch"):
+        act(ctx, article, "Select Klingon from the Language menu")
+
+
+def test_no_match_and_ambiguity_are_reported_not_guessed(page_at: Any, ctx: Context) -> None:
+    home = page_at("/wiki/")
+    with pytest.raises(Unresolved, match=r"no element on .*/wiki/ matches 'purple unicorn'"):
+        act(ctx, home, "Click the purple unicorn")
+    login = page_at("/wiki/login")
+    with pytest.raises(
+        Unresolved, match=r"'Log in' is ambiguous on .*: \[\d+\] <a> 'Log in'.*<button>"
+    ):
+        act(ctx, login, "Click 'Log in'")
+    with pytest.raises(
+        Unresolved, match=r"not a literal instruction the builtin synthesiser knows"
+    ):
+        act(ctx, home, "Do whatever a researcher would do")
+    results = page_at("/wiki/search?q=quic", "#results li")
+    with pytest.raises(Unresolved, match=r"no list on .* looks like 'flavour'"):
+        act(ctx, results, "Click the first flavour")
+
+
+def test_triggers(page_at: Any, ctx: Context) -> None:
+    synth = BuiltinSynthesiser()
+
+    def triggers(page: Observation, *texts: str) -> list[dict[str, Any]]:
+        spec = StateSpec(name="S", triggers=list(texts), end="done")
+        return [c.model_dump() for c in synth.define_triggers(ctx, page, spec, only_literal=True)]
+
+    results = page_at("/wiki/search?q=streaming", "#results li")
+    assert triggers(results, "The URL contains /wiki/search") == [
+        {"type": "url", "params": {"url": "/wiki/search", "match": "contains"}}
+    ]
+    assert triggers(results, "The page title contains 'Search'") == [
+        {"type": "title", "params": {"title": "Search", "match": "contains"}}
+    ]
+    assert triggers(results, "At least one search result is shown") == [
+        {
+            "type": "element",
+            "params": {"by": "css selector", "selector": "#results > li.result a.result-link"},
+        }
+    ]
+    assert triggers(results, "'Search results' is shown") == [
+        {"type": "text", "params": {"text": "Search results"}}
+    ]
+    # the search box is in the site header, on every page: pinned by the URL too
+    assert triggers(results, "The search box is visible") == [
+        {"type": "url", "params": {"url": "{base_url}/wiki/search?", "match": "prefix"}},
+        {"type": "element", "params": {"by": "css selector", "selector": "#search-input"}},
+    ]
+    article = page_at("/wiki/article/quic")
+    assert triggers(article, "The Like button is not pressed") == [
+        {
+            "type": "element",
+            "params": {"by": "css selector", "selector": '#like-button[aria-pressed="false"]'},
+        }
+    ]
+    assert triggers(article, "An article heading is shown") == [
+        {"type": "element", "params": {"by": "css selector", "selector": "#firstHeading"}}
+    ]
+    with pytest.raises(Unresolved, match="vague triggers"):
+        triggers(article, "We are reading happily")
+    # without only_literal, vague triggers become the page's landmarks
+    spec = StateSpec(name="S", triggers=["We are reading happily"], end="done")
+    landmarks = [c.model_dump() for c in synth.define_triggers(ctx, article, spec)]
+    assert landmarks == [
+        {"type": "url", "params": {"url": "{base_url}/wiki/article/", "match": "prefix"}},
+        {"type": "element", "params": {"by": "css selector", "selector": "#firstHeading"}},
+    ]
+
+
+def test_state_selection_follows_declared_order(page_at: Any, ctx: Context) -> None:
+    states = [
+        StateSpec(name="Home", triggers=["The search box is visible"], actions=["Press Enter"]),
+        StateSpec(name="Results", triggers=["At least one search result is shown"]),
+        StateSpec(name="Article", triggers=["An article heading is shown"], end="done"),
+    ]
+    ctx.order = [s.name for s in states]
+    results = page_at("/wiki/search?q=streaming", "#results li")
+    synth = BuiltinSynthesiser()
+    assert synth.select_state(ctx, results, states).name == "Home"  # the start: first state
+    ctx.history = ["Home"]
+    assert synth.select_state(ctx, results, states).name == "Results"
+    article = page_at("/wiki/article/quic")
+    ctx.history = ["Home", "Results"]
+    assert synth.select_state(ctx, article, states).name == "Article"
+    with pytest.raises(Unresolved, match="no single state is verified"):
+        ctx.history = []
+        synth.select_state(ctx, article, states[:2], only_verified=True)
+
+
+def test_same_page_and_prompt_give_the_same_states(page_at: Any, ctx: Context) -> None:
+    spec = StateSpec(
+        name="Results",
+        triggers=["At least one search result is shown"],
+        actions=["Click the first result"],
+        end="done",
+    )
+    outputs = set()
+    for _ in range(3):
+        page = page_at("/wiki/search?q=streaming", "#results li")
+        synth = BuiltinSynthesiser()
+        checks = synth.define_triggers(ctx, page, spec)
+        actions, _ = synth.resolve_instruction(ctx, page, spec, spec.actions[0], [])
+        outputs.add(repr((checks, actions)))
+    assert len(outputs) == 1
+
+
+def test_parse_target() -> None:
+    t = parse_target("the first 'Sign in' button")
+    assert (t.phrase, t.quoted, t.role, t.ordinal) == ("Sign in", True, "button", 0)
+    t = parse_target("the Quality menu")
+    assert (t.phrase, t.role) == ("Quality", "select")
