@@ -595,7 +595,18 @@ class BuiltinSynthesiser:
                 concrete.append(spec)
             elif verdict == "maybe":
                 vague.append(spec)
+        choice = self._choose(ctx, candidates, concrete, vague, only_verified)
         self.usage.builtin_steps += 1
+        return choice
+
+    def _choose(
+        self,
+        ctx: Context,
+        candidates: list[StateSpec],
+        concrete: list[StateSpec],
+        vague: list[StateSpec],
+        only_verified: bool,
+    ) -> StateSpec:
         # Workflows are written in order: the state declared after the last one that ran
         # (the first, at the start) wins when its triggers may hold.
         upcoming = _next_in_order(candidates, ctx)
@@ -612,7 +623,7 @@ class BuiltinSynthesiser:
         if vague:
             return _after_history(vague, candidates, ctx)
         raise Unresolved(
-            f"no state's triggers hold on {page.url}: "
+            "no state's triggers hold on the page: "
             + "; ".join(
                 f"{s.name!r}: {', '.join(s.triggers) or '(no triggers)'}" for s in candidates
             )

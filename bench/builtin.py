@@ -1,0 +1,71 @@
+"""How much of the example suites the builtin synthesiser resolves without an LLM.
+
+Records every example workflow (every parameter set) from nothing with the builtin rules
+tiered before a counting fake model, as ``--netgent-record`` does with an LLM
+configured, and counts the synthesis steps (state selections, trigger definitions and
+instructions) each resolved. Last line: ``builtin resolved: N/M``.
+
+    python bench/builtin.py
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from llm_calls import PASSWORD, workflows  # noqa: E402
+from oracle import OracleChatModel  # noqa: E402
+
+from fixtures import serve  # noqa: E402
+from pytest_netgent.browser.session import BrowserOptions  # noqa: E402
+from pytest_netgent.runner import BrowserPool, NetgentBrowser, Settings  # noqa: E402
+from pytest_netgent.synthesis.builtin import BuiltinSynthesiser  # noqa: E402
+from pytest_netgent.synthesis.llm import LLMSynthesiser, TieredSynthesiser  # noqa: E402
+
+
+def main() -> None:
+    os.environ.setdefault("NETWIKI_PASSWORD", PASSWORD)
+    work = Path(tempfile.mkdtemp(prefix="netgent-bench-"))
+    builtin = llm = calls = 0
+    rows = []
+    try:
+        shutil.copytree(ROOT / "example_suites", work / "example_suites")
+        for cache in (work / "example_suites").rglob("__netgent__"):
+            shutil.rmtree(cache)
+        pool = BrowserPool(BrowserOptions())
+        with serve("original") as server:
+            browser = NetgentBrowser(pool, Settings(state_timeout=5, artifacts=work), server.url)
+            for loaded in workflows(work / "example_suites"):
+                for param_id, params in loaded.workflow.parameter_sets():
+                    model = OracleChatModel()
+                    synth = TieredSynthesiser(BuiltinSynthesiser(), LLMSynthesiser(model))
+                    result = browser.run(
+                        loaded, params=params, record="all", synthesiser=synth, check=False
+                    )
+                    pool.reset(browser.origins)
+                    if not result.passed:
+                        raise SystemExit(f"{loaded.workflow.name}: {result.error}")
+                    usage = synth.usage
+                    builtin += usage.builtin_steps
+                    llm += usage.llm_steps
+                    calls += model.calls
+                    name = loaded.workflow.name + (f"[{param_id}]" if param_id else "")
+                    rows.append(f"  {name}: {usage.builtin_steps} builtin, {usage.llm_steps} LLM")
+        pool.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("synthesis steps per item (state selection, triggers, instructions):")
+    print("\n".join(rows))
+    print(f"LLM calls: {calls}")
+    print(f"builtin resolved: {builtin}/{builtin + llm}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""A counting fake chat model for benchmarks: it answers synthesis prompts from their text.
+
+It stands in for a real LLM on the local NetWiki: it picks the next state in declared
+order, a URL and an element check among the candidates, and the element whose listing
+matches the instruction's words. Every call is counted with token estimates (4
+characters a token) in ``usage_metadata``, as a provider would report them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+
+class OracleChatModel(BaseChatModel):
+    """Answers SELECT_STATE, DEFINE_TRIGGERS and ACTION prompts; counts calls."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "oracle"
+
+    @property
+    def model_name(self) -> str:
+        return "oracle-fake"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        prompt = str(messages[0].content)
+        text = json.dumps(answer(prompt))
+        usage = {
+            "input_tokens": len(prompt) // 4,
+            "output_tokens": len(text) // 4,
+            "total_tokens": (len(prompt) + len(text)) // 4,
+        }
+        self.calls += 1
+        self.input_tokens += usage["input_tokens"]
+        self.output_tokens += usage["output_tokens"]
+        message = AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _section(prompt: str, title: str) -> list[str]:
+    part = prompt.split(f"# {title}", 1)[1].split("\n# ", 1)[0]
+    return [line for line in part.splitlines()[1:] if line.strip()]
+
+
+def answer(prompt: str) -> dict[str, Any]:
+    """The reply to one synthesis prompt."""
+    if "Choose the one state that" in prompt:
+        names = [re.match(r"- (.+?):", line) for line in _section(prompt, "States (")]
+        order = [m.group(1) for m in names if m]
+        ran = [line[2:] for line in _section(prompt, "States that already ran") if line[:2] == "- "]
+        later = order[order.index(ran[-1]) + 1 :] if ran and ran[-1] in order else order
+        return {"state": (later or order)[0], "reasoning": "next in order"}
+    if "candidate checks" in prompt.lower():
+        candidates = re.findall(r"^(c\d+): (\w+) (.*)$", prompt, re.M)
+        urls = [c for c in candidates if c[1] == "url"]
+        query = [c for c in urls if c[2].startswith("prefix") and "?" in c[2]]
+        chosen = [(query or urls)[0][0]]  # the exact URL, or its path for a query page
+        chrome = ("search-input", "search-button", "login-link", "'header", "'nav")
+        elements = [c for c in candidates if c[1] == "element"]
+        distinct = [c for c in elements if "'#" in c[2] and not any(x in c[2] for x in chrome)]
+        if distinct or elements:
+            chosen.append((distinct or elements)[0][0])
+        return {"checks": chosen, "reasoning": "URL and a distinctive element"}
+    return _action(prompt)
+
+
+def _elements(prompt: str) -> list[tuple[int, str]]:
+    return [(int(n), rest) for n, rest in re.findall(r"^\s+\[(\d+)\] (.*)$", prompt, re.M)]
+
+
+SAME = {"log in": "sign in", "username": "user", "like": "favourite"}
+
+
+def _find(prompt: str, words: list[str], tag: str = "") -> int:
+    """The first listed element whose line has ``words`` (or what they mean elsewhere)."""
+    for attempt in (words, [SAME.get(w.lower(), w) for w in words]):
+        for mmid, line in _elements(prompt):
+            low = line.lower()
+            if (not tag or f"<{tag}>" in low) and all(w.lower() in low for w in attempt):
+                return mmid
+    raise LookupError(f"no element with {words} {tag}")
+
+
+def _action(prompt: str) -> dict[str, Any]:
+    instruction = re.search(r"# Instruction: (.*)", prompt)
+    text = instruction.group(1).strip() if instruction else ""
+    if m := re.match(r"Type (\{\w+\}) into the (\w+)", text):
+        word = {"search": "search", "username": "user", "password": "password"}.get(
+            m.group(2).lower(), m.group(2)
+        )
+        return {
+            "action": "type",
+            "mmid": _find(prompt, [word], "input"),
+            "params": {"text": m.group(1)},
+            "done": True,
+        }
+    if m := re.match(r"Press (\w+)", text):
+        return {"action": "press_key", "params": {"key": m.group(1)}, "done": True}
+    if m := re.match(r"Scroll down (\d+) times", text):
+        return {
+            "action": "scroll",
+            "params": {"direction": "down", "times": int(m.group(1))},
+            "done": True,
+        }
+    if m := re.match(r"Wait ([\d.]+) seconds", text):
+        return {"action": "wait", "params": {"seconds": float(m.group(1))}, "done": True}
+    if "first result" in text:
+        first = next(
+            n for n, line in _elements(prompt) if "item 1 of" in line and "in main" in line
+        )
+        return {"action": "click", "mmid": first, "done": True}
+    if m := re.match(r"Select (\w+) from", text):
+        return {
+            "action": "select",
+            "mmid": _find(prompt, [m.group(1)], "select"),
+            "params": {"text": m.group(1)},
+            "done": True,
+        }
+    quoted = re.search(r"'([^']+)'", text)
+    name = quoted.group(1) if quoted else text.split()[-2]
+    tag = "button" if "button" in text else "a" if "link" in text else ""
+    return {"action": "click", "mmid": _find(prompt, [name], tag), "done": True}
