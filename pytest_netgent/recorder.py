@@ -132,6 +132,8 @@ class Recorder:
         self.cached = cached
         self.settle = settle
         self.agent_steps = agent_steps
+        # screenshots cost a round trip and tokens: only for models that accept images
+        self.vision = bool(getattr(synthesiser, "vision", False))
         self.report = RecordReport(model=synthesiser.name)
 
     # ------------------------------------------------------------------ Healer
@@ -139,7 +141,7 @@ class Recorder:
     def no_match(self, engine: Engine) -> int:
         self.ctx.history = engine.result.states_visited
         try:
-            page = observe(engine.driver)
+            page = observe(engine.driver, screenshot=self.vision)
             candidates = self._candidates(engine)
             spec = self.synth.select_state(self.ctx, page, candidates)
             checks = self.synth.define_triggers(self.ctx, page, spec)
@@ -191,7 +193,7 @@ class Recorder:
             finished = False
             for _step in range(self.agent_steps):
                 try:
-                    page = observe(engine.driver)
+                    page = observe(engine.driver, screenshot=self.vision)
                     resolved, finished = self.synth.resolve_instruction(
                         self.ctx, page, spec, instruction, taken
                     )

@@ -38,12 +38,29 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 REPLIES = {replies!r}
+PROFILE = {profile!r}
 SENT = []
+IMAGES = []
+
+
+def _text(content):
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return content
+
+
+def _images(content):
+    return isinstance(content, list) and [
+        b for b in content
+        if b.get("type") == "image_url"
+        and b["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
+    ]
 
 
 class RecordingModel(GenericFakeChatModel):
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        SENT.append([m.content for m in messages])
+        SENT.append([_text(m.content) for m in messages])
+        IMAGES.append(any(_images(m.content) for m in messages))
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
 
@@ -52,13 +69,16 @@ def netgent_llm():
     open("model-built", "w").close()
     usage = {{"input_tokens": 100, "output_tokens": 20, "total_tokens": 120}}
     return RecordingModel(
-        messages=iter([AIMessage(content=r, usage_metadata=usage) for r in REPLIES])
+        messages=iter([AIMessage(content=r, usage_metadata=usage) for r in REPLIES]),
+        profile=PROFILE,
     )
 
 
 def pytest_sessionfinish(session):
     with open("prompts.json", "w") as fh:
         json.dump(SENT, fh)
+    with open("images.json", "w") as fh:
+        json.dump(IMAGES, fh)
 """
 
 
@@ -79,8 +99,10 @@ VAGUE_REPLIES = [
 ]
 
 
-def model_project(project: Project, replies: list[str]) -> None:
-    project.pytester.makeconftest(CONFTEST.format(replies=replies))
+def model_project(
+    project: Project, replies: list[str], profile: dict[str, Any] | None = None
+) -> None:
+    project.pytester.makeconftest(CONFTEST.format(replies=replies, profile=profile))
 
 
 def prompts(project: Project) -> list[str]:
@@ -273,3 +295,14 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
     assert after["Start"] != before["Start"]
     assert '"selector": "input[name=\\"q\\"]"' in after["Start"]
     project.run(base_url=changed_url).assert_outcomes(passed=1)
+
+
+def test_screenshots_only_for_models_that_accept_images(project: Project) -> None:
+    project.workflow("vague", VAGUE)
+    model_project(project, VAGUE_REPLIES, profile={"image_inputs": True})
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    assert json.loads((project.path / "images.json").read_text()) == [True] * 9
+    (project.path / "__netgent__" / "vague" / "vague.json").unlink()
+    model_project(project, VAGUE_REPLIES)  # no profile: text only
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    assert json.loads((project.path / "images.json").read_text()) == [False] * 9

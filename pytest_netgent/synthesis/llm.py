@@ -104,22 +104,37 @@ class LLMSynthesiser:
         model: BaseChatModel,
         *,
         retries: int = 2,
-        agent_steps: int = 3,
+        images: bool | None = None,
     ) -> None:
         self.model = model
         self.retries = retries
-        self.agent_steps = agent_steps
+        profile = getattr(model, "profile", None) or {}
+        self.vision = bool(profile.get("image_inputs")) if images is None else images
+        """Whether page screenshots are sent (default: the model's profile says it
+        accepts images)."""
         self.usage = Usage()
         self.name = _model_name(model)
 
     # ------------------------------------------------------------------ calling
 
-    def ask(self, prompt: str, schema: type[Model], ctx: Context) -> Model:
-        """Send ``prompt`` (secrets redacted); a validated ``schema`` object, or
-        :class:`Unresolved` after the retries."""
+    def ask(
+        self, prompt: str, schema: type[Model], ctx: Context, page: Observation | None = None
+    ) -> Model:
+        """Send ``prompt`` (secrets redacted, with the page's screenshot for models that
+        accept images); a validated ``schema`` object, or :class:`Unresolved` after the
+        retries."""
         from langchain_core.messages import AIMessage, HumanMessage
 
-        messages: list[Any] = [HumanMessage(ctx.redact(prompt))]
+        content: Any = ctx.redact(prompt)
+        if self.vision and page is not None and page.screenshot:
+            content = [
+                {"type": "text", "text": content},
+                {
+                    "type": "image_url",
+                    "image_url": {"url": f"data:image/png;base64,{page.screenshot}"},
+                },
+            ]
+        messages: list[Any] = [HumanMessage(content)]
         structured = self._structured(schema)
         last = ""
         for _attempt in range(self.retries + 1):
@@ -187,7 +202,7 @@ class LLMSynthesiser:
             history="\n".join(f"- {h}" for h in ctx.history) or "(none yet)",
             page=page.describe(),
         )
-        choice = self.ask(prompt, StateChoice, ctx)
+        choice = self.ask(prompt, StateChoice, ctx, page)
         by_name = {s.name: s for s in candidates}
         if choice.state not in by_name:
             raise Unresolved(
@@ -208,7 +223,7 @@ class LLMSynthesiser:
             candidates=listing,
             page=page.describe(),
         )
-        choice = self.ask(prompt, TriggerChoice, ctx)
+        choice = self.ask(prompt, TriggerChoice, ctx, page)
         unknown = [c for c in choice.checks if c not in candidates]
         if unknown or not choice.checks:
             raise Unresolved(f"the model chose unknown or no candidate checks: {choice.checks}")
@@ -235,7 +250,7 @@ class LLMSynthesiser:
             done="\n".join(f"- {a.describe()}" for a in done) or "(none yet)",
             page=page.describe(),
         )
-        output = self.ask(prompt, ActionOutput, ctx)
+        output = self.ask(prompt, ActionOutput, ctx, page)
         action = self._to_action(ctx, page, output)
         self.usage.llm_steps += 1
         return [action], output.done
@@ -305,6 +320,7 @@ class TieredSynthesiser:
         self.builtin = builtin
         self.llm = llm
         self.name = llm.name
+        self.vision = llm.vision
 
     @property
     def usage(self) -> Usage:
