@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
-from .helpers import SEARCH_WORKFLOW, Project
+import pytest
+
+from .helpers import QUIET, SEARCH_WORKFLOW, Project
 
 FEATURED = """
 name: featured
@@ -186,3 +189,30 @@ def test_xdist_record_writes_every_file_intact(project: Project) -> None:
         doc = json.loads((project.path / "__netgent__" / "many" / f"search-{n}.json").read_text())
         assert [s["name"] for s in doc["states"]] == ["Home", "Results", "Article"]
     project.run_subprocess("-n", "2").assert_outcomes(passed=4)
+
+
+def test_example_suites_record_offline_from_nothing_and_heal(
+    pytester: pytest.Pytester,
+) -> None:
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "example_suites", pytester.path / "example_suites")
+    shutil.copytree(root / "fixtures", pytester.path / "fixtures")
+    shutil.copy(root / "conftest.py", pytester.path / "conftest.py")
+    pytester.makeini("[pytest]\nnetgent_state_timeout = 5\n")
+    for cache in (pytester.path / "example_suites").rglob("__netgent__"):
+        shutil.rmtree(cache)
+
+    def run(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_subprocess(*QUIET, "example_suites", *args)
+
+    recorded = run("-n", "2", "--netgent-record")
+    recorded.assert_outcomes(passed=6)
+    recorded.stdout.fnmatch_lines(
+        ["* states synthesised, 0 healed, 4 files written; * 0 by the LLM*"]
+    )
+    run("-n", "2").assert_outcomes(passed=6)
+    run("-n", "2", "--site-variant=changed").assert_outcomes(failed=6)
+    healed = run("-n", "2", "--site-variant=changed", "--netgent-record")
+    healed.assert_outcomes(passed=6)
+    healed.stdout.fnmatch_lines(["0 states synthesised, * healed, 4 files written;*"])
+    run("-n", "2", "--site-variant=changed").assert_outcomes(passed=6)
