@@ -16,23 +16,37 @@ from .errors import (
     SecretError,
     WorkflowSpecError,
 )
+from .recorder import RecordReport
 from .runner import NetgentBrowser
 from .spec import StateSpec, Workflow, workflow_schema
+from .synthesis import Context, Synthesiser, Unresolved, Usage
+from .synthesis.builtin import BuiltinSynthesiser
+from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
+from .synthesis.observation import Observation
 
 __all__ = [
     "Action",
     "Automaton",
     "BrowserError",
+    "BuiltinSynthesiser",
     "CacheError",
     "Check",
+    "Context",
+    "LLMSynthesiser",
     "NetgentBrowser",
     "NetgentError",
+    "Observation",
+    "RecordReport",
     "ReplayError",
     "RunResult",
     "SecretError",
     "State",
     "StateSpec",
+    "Synthesiser",
+    "TieredSynthesiser",
     "TimelineEvent",
+    "Unresolved",
+    "Usage",
     "Workflow",
     "WorkflowSpecError",
     "workflow_schema",

@@ -284,11 +284,19 @@ def netgent_llm(pytestconfig: pytest.Config) -> BaseChatModel | None:
 
 
 @pytest.fixture
-def netgent_synthesiser(netgent_llm: BaseChatModel | None) -> Synthesiser:
-    """The synthesiser of one record-mode item: builtin rules, then the LLM if any."""
+def netgent_synthesiser(
+    pytestconfig: pytest.Config, netgent_llm: BaseChatModel | None
+) -> Synthesiser:
+    """The synthesiser of one record-mode item: what the ``pytest_netgent_make_synthesiser``
+    hook returns, else builtin rules, then the LLM if any."""
     from .synthesis.builtin import BuiltinSynthesiser
     from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
 
+    custom: Synthesiser | None = pytestconfig.hook.pytest_netgent_make_synthesiser(
+        config=pytestconfig, llm=netgent_llm
+    )
+    if custom is not None:
+        return custom
     if netgent_llm is None:
         return BuiltinSynthesiser()
     return TieredSynthesiser(BuiltinSynthesiser(), LLMSynthesiser(netgent_llm))

@@ -216,3 +216,21 @@ def test_example_suites_record_offline_from_nothing_and_heal(
     healed.assert_outcomes(passed=6)
     healed.stdout.fnmatch_lines(["0 states synthesised, * healed, 4 files written;*"])
     run("-n", "2", "--site-variant=changed").assert_outcomes(passed=6)
+
+
+def test_a_plugin_can_swap_the_synthesiser(project: Project) -> None:
+    project.workflow("featured", FEATURED)
+    project.pytester.makeconftest(
+        """
+        from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
+
+        class Careful(BuiltinSynthesiser):
+            name = "careful-rules"
+
+        def pytest_netgent_make_synthesiser(config, llm):
+            return Careful()
+        """
+    )
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    doc = json.loads((project.path / "__netgent__" / "featured" / "featured.json").read_text())
+    assert doc["synthesis"]["model"] == "careful-rules"
