@@ -58,34 +58,8 @@ class BrowserOptions:
 
     def locate(self) -> tuple[str, str]:
         """Absolute paths of Chromium and ChromeDriver, or a :class:`BrowserError`."""
-        if self.chromium:
-            browser = shutil.which(self.chromium) or ""
-            if not browser:
-                raise BrowserError(
-                    f"Chromium not found at {self.chromium} (--netgent-chromium or ini "
-                    f"netgent_chromium): {INSTALL_HINT}, or give the path of an installed one"
-                )
-        else:
-            browser = next((p for p in map(shutil.which, CHROMIUM_NAMES) if p), "")
-            if not browser:
-                raise BrowserError(
-                    f"Chromium not found on PATH (looked for {', '.join(CHROMIUM_NAMES)}): "
-                    f"{INSTALL_HINT}, or pass --netgent-chromium PATH"
-                )
-        if self.chromedriver:
-            driver = shutil.which(self.chromedriver) or ""
-            if not driver:
-                raise BrowserError(
-                    f"chromedriver not found at {self.chromedriver} (--netgent-chromedriver or "
-                    f"ini netgent_chromedriver): {INSTALL_HINT}"
-                )
-        else:
-            driver = shutil.which("chromedriver") or ""
-            if not driver:
-                raise BrowserError(
-                    f"chromedriver not found on PATH: {INSTALL_HINT}, or pass "
-                    "--netgent-chromedriver PATH"
-                )
+        browser = _executable("Chromium", self.chromium, CHROMIUM_NAMES, "chromium")
+        driver = _executable("chromedriver", self.chromedriver, ("chromedriver",), "chromedriver")
         return browser, driver
 
     def chromium_args(self) -> list[str]:
@@ -96,6 +70,25 @@ class BrowserOptions:
         args.append(f"--window-size={self.window_size[0]},{self.window_size[1]}")
         args.extend(self.args)
         return args
+
+
+def _executable(what: str, explicit: str, names: tuple[str, ...], option: str) -> str:
+    """``explicit`` (--netgent-OPTION) or the first of ``names`` on PATH."""
+    if explicit:
+        found = shutil.which(explicit)
+        if not found:
+            raise BrowserError(
+                f"{what} not found at {explicit} (--netgent-{option} or ini netgent_{option}): "
+                f"{INSTALL_HINT}, or give the path of an installed one"
+            )
+        return found
+    found = next((p for p in map(shutil.which, names) if p), None)
+    if not found:
+        raise BrowserError(
+            f"{what} not found on PATH (looked for {', '.join(names)}): {INSTALL_HINT}, or "
+            f"pass --netgent-{option} PATH"
+        )
+    return found
 
 
 def start_browser(options: BrowserOptions) -> WebDriver:
