@@ -169,7 +169,7 @@ class Recorder:
         if spec is None:
             raise error
         # Its checks matched, so only the actions are resynthesised, on this page.
-        state = old.model_copy(update={"actions": []})
+        state = old.model_copy(update={"actions": [], "prompt_hash": spec.prompt_hash()})
         engine.event("failure", state=old.name, detail=f"healing: {error}")
         return self._act(engine, spec, state)
 

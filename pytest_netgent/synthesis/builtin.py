@@ -619,9 +619,9 @@ class BuiltinSynthesiser:
         if upcoming is not None and upcoming in concrete + vague:
             return upcoming
         if concrete:
-            return _after_history(concrete, candidates, ctx)
+            return _after_history(concrete, ctx)
         if vague:
-            return _after_history(vague, candidates, ctx)
+            return _after_history(vague, ctx)
         raise Unresolved(
             "no state's triggers hold on the page: "
             + "; ".join(
@@ -659,7 +659,7 @@ def _next_in_order(candidates: list[StateSpec], ctx: Context) -> StateSpec | Non
     return later[0] if later else None
 
 
-def _after_history(options: list[StateSpec], order: list[StateSpec], ctx: Context) -> StateSpec:
+def _after_history(options: list[StateSpec], ctx: Context) -> StateSpec:
     """Prefer the first option declared after the last state that ran."""
     later = _later(options, ctx)
     return later[0] if later else options[0]
