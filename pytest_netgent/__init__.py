@@ -18,6 +18,7 @@ from .errors import (
 )
 from .recorder import RecordReport
 from .runner import NetgentBrowser
+from .sdk import NetGent, NetGentResult, StatePrompt
 from .spec import StateSpec, Workflow, workflow_schema
 from .synthesis import Context, Synthesiser, Unresolved, Usage
 from .synthesis.builtin import BuiltinSynthesiser
@@ -33,6 +34,8 @@ __all__ = [
     "Check",
     "Context",
     "LLMSynthesiser",
+    "NetGent",
+    "NetGentResult",
     "NetgentBrowser",
     "NetgentError",
     "Observation",
@@ -41,6 +44,7 @@ __all__ = [
     "RunResult",
     "SecretError",
     "State",
+    "StatePrompt",
     "StateSpec",
     "Synthesiser",
     "TieredSynthesiser",

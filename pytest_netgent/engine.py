@@ -105,6 +105,10 @@ class RunSettings:
     allowed_hosts: list[str] | None = None
     start_url: str = ""
     screenshot_dir: Path | None = None
+    action_period: float = 0.0
+    """Fixed pause between two actions of a state (NetGent's ``action_period``)."""
+    transition_period: float = 0.0
+    """Fixed pause after a state before the next is matched (``transition_period``)."""
 
 
 class Healer(Protocol):
@@ -367,6 +371,8 @@ class Engine:
             if state.end_state:
                 self._finish(state)
                 return
+            if s.transition_period:
+                time.sleep(s.transition_period)
             last_fired, last_page = index, page
             state_deadline = time.monotonic() + self._wait_for_state()
 
@@ -384,6 +390,8 @@ class Engine:
     def run_actions(self, state: State, deadline: float | None = None) -> None:
         """Run ``state``'s actions in order; raises :class:`ActionFailed` naming the step."""
         for number, action in enumerate(state.actions, 1):
+            if number > 1 and self.settings.action_period:
+                time.sleep(self.settings.action_period)
             self.run_action(state.name, number, action, deadline)
 
     def run_action(

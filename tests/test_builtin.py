@@ -191,6 +191,10 @@ def test_triggers(page_at: Any, ctx: Context) -> None:
         }
     ]
     assert triggers(article, "An article heading is shown") == [
+        {"type": "url", "params": {"url": "{base_url}/wiki/article/", "match": "prefix"}},
+        {"type": "element", "params": {"by": "css selector", "selector": "#firstHeading"}},
+    ]
+    assert triggers(article, "The 'QUIC' heading is shown") == [
         {"type": "element", "params": {"by": "css selector", "selector": "#firstHeading"}}
     ]
     with pytest.raises(Unresolved, match="vague triggers"):

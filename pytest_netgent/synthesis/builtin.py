@@ -284,17 +284,17 @@ def locate(target: Target, page: Observation, want: str = "") -> dict[str, objec
     return loc
 
 
-def _heading(target: Target, page: Observation) -> Heading:
-    """The heading ``target`` names by its text; for "the heading" (role only, or a
-    description like "an article heading"), the page's only top heading."""
+def _heading(target: Target, page: Observation) -> tuple[Heading, bool]:
+    """The heading ``target`` names by its text (True), or for "the heading" (role only,
+    or a description like "an article heading"), the page's only top heading (False)."""
     scored = [(_score(target, [h.text]), h) for h in page.headings]
     scored = [p for p in scored if p[0] >= 60]
     if scored:
         scored.sort(key=lambda p: -p[0])
-        return scored[0][1]
+        return scored[0][1], True
     tops = [h for h in page.headings if h.tag == "h1"] or page.headings[:1]
     if target.role == "heading" and len(tops) == 1:
-        return tops[0]
+        return tops[0], False
     raise Unresolved(f"no heading on {page.url} matches {target.phrase!r}")
 
 
@@ -497,12 +497,12 @@ class BuiltinSynthesiser:
                 except Unresolved:
                     if target.role:
                         raise
-            heading = _heading(target, page)
+            heading, named = _heading(target, page)
             if not heading.selectors:
                 raise Unresolved(f"no selector for heading {heading.text!r}")
             sel = heading.selectors[0]
             check = Check(type="element", params={"by": sel.by, "selector": sel.selector})
-            if not sel.stable:  # a bare "h1" says little: pin the page by its URL too
+            if not (sel.stable and named):  # "a heading" says little: pin the page by URL
                 return [self._url_landmark(ctx, page), check]
             return [check]
         raise Unresolved(f"not a literal trigger: {text!r}")

@@ -1,0 +1,206 @@
+"""NetGent's Python SDK, on pytest-netgent's engine.
+
+People who scripted NetGent keep their code::
+
+    from pytest_netgent import NetGent, StatePrompt
+
+    agent = NetGent(llm=llm, llm_enabled=True)          # generate (record)
+    results = agent.run(state_prompts=prompts)
+    agent = NetGent(llm=None, llm_enabled=False)        # replay a saved repository
+    results = agent.run(state_prompts=[], state_repository=results.state_repository)
+
+Config keys keep NetGent's meaning with event-driven defaults: ``action_period`` and
+``transition_period`` (fixed pauses between actions and between states, default 0),
+``recursion_limit`` (most states a run may take), ``allow_multiple_states`` and
+``state_timeout``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .automaton import Automaton
+from .browser.session import BrowserOptions
+from .engine import Engine, Redactor, RunSettings, TimelineEvent
+from .errors import NetgentError
+from .recorder import Recorder
+from .runner import BrowserPool
+from .spec import StateSpec, Workflow
+from .synthesis import Context, Synthesiser, Usage
+from .synthesis.builtin import BuiltinSynthesiser
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "action_period": 0.0,
+    "transition_period": 0.0,
+    "recursion_limit": 200,
+    "allow_multiple_states": True,
+    "state_timeout": 10.0,
+}
+
+
+class StatePrompt(BaseModel):
+    """One natural-language state, as in NetGent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    triggers: list[str] = Field(default_factory=list)
+    actions: list[str] = Field(default_factory=list)
+    end_state: str = ""
+
+    def to_spec(self) -> StateSpec:
+        """The workflow-file form of this state."""
+        return StateSpec.model_validate(
+            {
+                "name": self.name,
+                "description": self.description,
+                "triggers": self.triggers,
+                "actions": self.actions,
+                "end": self.end_state,
+            }
+        )
+
+    def __str__(self) -> str:
+        lines = [f"## State: {self.name}", "", f"- **Description:** {self.description}"]
+        lines.append("- **Triggers:**")
+        lines += [f"  {i}. {t}" for i, t in enumerate(self.triggers, 1)]
+        lines.append("- **Actions:**")
+        lines += [f"  {i}. {a}" for i, a in enumerate(self.actions, 1)]
+        return "\n".join(lines)
+
+
+@dataclass
+class NetGentResult:
+    """What :meth:`NetGent.run` returns."""
+
+    state_repository: list[dict[str, Any]]
+    """The states after the run, in NetGent's repository format (save it to replay)."""
+    reached_end: bool
+    end_state: str = ""
+    final_url: str = ""
+    timeline: list[TimelineEvent] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    error: NetgentError | None = None
+
+
+class NetGent:
+    """Generate (``llm_enabled``) or replay a workflow of :class:`StatePrompt` states."""
+
+    def __init__(
+        self,
+        llm: BaseChatModel | None = None,
+        llm_enabled: bool = False,
+        config: dict[str, Any] | None = None,
+        user_data_dir: str | None = None,
+        driver: WebDriver | None = None,
+        *,
+        headless: bool = True,
+        credentials: dict[str, str] | None = None,
+    ) -> None:
+        unknown = set(config or {}) - set(DEFAULT_CONFIG)
+        if unknown:
+            raise NetgentError(
+                f"unknown NetGent config keys {sorted(unknown)}: use {sorted(DEFAULT_CONFIG)}"
+            )
+        self.llm = llm
+        self.llm_enabled = llm_enabled
+        self.config = {**DEFAULT_CONFIG, **(config or {})}
+        self.credentials = dict(credentials or {})
+        args = [f"--user-data-dir={user_data_dir}"] if user_data_dir else []
+        self._driver = driver
+        self._pool = BrowserPool(BrowserOptions(headless=headless, args=args))
+
+    @property
+    def driver(self) -> WebDriver:
+        """The browser: the one given, or one started on first use."""
+        return self._driver if self._driver is not None else self._pool.driver
+
+    def close(self) -> None:
+        """Stop the browser this object started (a given driver is left running)."""
+        self._pool.close()
+
+    def __enter__(self) -> NetGent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def synthesiser(self) -> Synthesiser:
+        """Builtin rules, then the LLM when one is given."""
+        builtin = BuiltinSynthesiser()
+        if self.llm is None:
+            return builtin
+        from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
+
+        return TieredSynthesiser(builtin, LLMSynthesiser(self.llm))
+
+    def run(
+        self,
+        state_prompts: list[StatePrompt] | None = None,
+        state_repository: list[dict[str, Any]] | None = None,
+    ) -> NetGentResult:
+        """Replay ``state_repository``; with ``llm_enabled``, synthesise the states of
+        ``state_prompts`` that it lacks (or that stop matching) on the way."""
+        prompts = list(state_prompts or [])
+        repository = Automaton.model_validate(list(state_repository or []))
+        if not self.llm_enabled and not repository.states:
+            raise NetgentError(
+                "nothing to replay: pass state_repository=..., or llm_enabled=True with "
+                "state_prompts to generate one"
+            )
+        if self.llm_enabled and not prompts:
+            raise NetgentError("llm_enabled=True needs state_prompts to generate states from")
+        cfg = self.config
+        settings = RunSettings(
+            state_timeout=float(cfg["state_timeout"]),
+            max_steps=int(cfg["recursion_limit"]),
+            allow_multiple_states=bool(cfg["allow_multiple_states"]),
+            action_period=float(cfg["action_period"]),
+            transition_period=float(cfg["transition_period"]),
+        )
+        recorder = None
+        order = [p.name for p in prompts] or [s.name for s in repository.states]
+        if self.llm_enabled:
+            workflow = Workflow.model_validate(
+                {"name": "netgent", "states": [p.to_spec().model_dump() for p in prompts]}
+            )
+            ctx = Context(
+                workflow=workflow.name,
+                order=order,
+                secrets=sorted(self.credentials),
+                redact=Redactor(self.credentials),
+            )
+            recorder = Recorder(
+                workflow, self.synthesiser(), ctx, {s.name for s in repository.states}
+            )
+        engine = Engine(
+            self.driver,
+            "netgent",
+            list(repository.states),
+            {},
+            self.credentials,
+            settings,
+            healer=recorder,
+            order=order,
+        )
+        result = engine.run()
+        states = engine.states
+        if recorder is not None:
+            states = recorder.document(engine, repository).states
+        return NetGentResult(
+            state_repository=[s.model_dump(mode="json", exclude_none=True) for s in states],
+            reached_end=result.passed,
+            end_state=result.end_state,
+            final_url=result.final_url,
+            timeline=result.timeline,
+            usage=recorder.synth.usage if recorder is not None else Usage(),
+            error=result.error,
+        )
