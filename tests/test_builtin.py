@@ -223,9 +223,12 @@ def test_state_selection_follows_declared_order(page_at: Any, ctx: Context) -> N
     article = page_at("/wiki/article/quic")
     ctx.history = ["Home", "Results"]
     assert synth.select_state(ctx, article, states).name == "Article"
+    # with an LLM configured, triggers the rules cannot read are left to the model
+    vague = [StateSpec(name="Somewhere", triggers=["We are somewhere nice"], end="done")]
+    ctx.history, ctx.order = [], ["Somewhere"]
     with pytest.raises(Unresolved, match="no single state is verified"):
-        ctx.history = []
-        synth.select_state(ctx, article, states[:2], only_verified=True)
+        synth.select_state(ctx, article, vague, only_verified=True)
+    assert synth.select_state(ctx, article, vague).name == "Somewhere"
 
 
 def test_same_page_and_prompt_give_the_same_states(page_at: Any, ctx: Context) -> None:

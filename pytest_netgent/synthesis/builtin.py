@@ -587,15 +587,8 @@ class BuiltinSynthesiser:
     ) -> StateSpec:
         """The state that applies; with ``only_verified``, only a state whose triggers
         all parse and hold (else :class:`Unresolved`, for an LLM to decide)."""
-        concrete: list[StateSpec] = []
-        vague: list[StateSpec] = []
-        for spec in candidates:
-            verdict = self._applies(ctx, page, spec)
-            if verdict == "yes":
-                concrete.append(spec)
-            elif verdict == "maybe":
-                vague.append(spec)
-        choice = self._choose(ctx, candidates, concrete, vague, only_verified)
+        verdicts = {spec.name: self._applies(ctx, page, spec) for spec in candidates}
+        choice = self._choose(ctx, candidates, verdicts, only_verified)
         self.usage.builtin_steps += 1
         return choice
 
@@ -603,25 +596,27 @@ class BuiltinSynthesiser:
         self,
         ctx: Context,
         candidates: list[StateSpec],
-        concrete: list[StateSpec],
-        vague: list[StateSpec],
+        verdicts: dict[str, str],
         only_verified: bool,
     ) -> StateSpec:
         # Workflows are written in order: the state declared after the last one that ran
         # (the first, at the start) wins when its triggers may hold.
         upcoming = _next_in_order(candidates, ctx)
-        if only_verified:
-            if upcoming is not None and upcoming in concrete:
-                return upcoming
-            if len(concrete) == 1:
-                return concrete[0]
-            raise Unresolved("no single state is verified by literal triggers")
-        if upcoming is not None and upcoming in concrete + vague:
+        verified = [s for s in candidates if verdicts[s.name] == "yes"]
+        if upcoming is not None and verdicts[upcoming.name] == "yes":
             return upcoming
-        if concrete:
-            return _after_history(concrete, ctx)
-        if vague:
-            return _after_history(vague, ctx)
+        if only_verified:
+            if len(verified) == 1:
+                return verified[0]
+            if not verified and upcoming is not None and verdicts[upcoming.name] == "weak":
+                return upcoming  # its triggers parse and hold, and nothing contradicts it
+            raise Unresolved("no single state is verified by literal triggers")
+        if upcoming is not None and verdicts[upcoming.name] != "no":
+            return upcoming
+        for level in ("yes", "weak", "unknown"):
+            options = [s for s in candidates if verdicts[s.name] == level]
+            if options:
+                return _after_history(options, ctx)
         raise Unresolved(
             "no state's triggers hold on the page: "
             + "; ".join(
@@ -630,20 +625,25 @@ class BuiltinSynthesiser:
         )
 
     def _applies(self, ctx: Context, page: Observation, spec: StateSpec) -> str:
+        """``yes`` (triggers parse and hold), ``weak`` (they hold only by landmarks taken
+        from this very page), ``unknown`` (some do not parse) or ``no``."""
         if not spec.triggers:
-            return "maybe"
-        verdict = "yes"
+            return "unknown"
+        landmark = self._url_landmark(ctx, page)
+        levels = set()
         for trigger in spec.triggers:
             try:
                 checks = self._trigger(ctx, page, trigger)
             except Unresolved:
-                verdict = "maybe"
+                levels.add("unknown")
                 continue
             if not all(_holds_on(c, page, ctx) for c in checks):
                 return "no"
-            if "url" not in trigger.lower() and any(c.type == "url" for c in checks):
-                verdict = "maybe"  # a URL landmark taken from this very page proves nothing
-        return verdict
+            levels.add("weak" if landmark in checks else "yes")
+        for level in ("unknown", "weak"):
+            if level in levels:
+                return level
+        return "yes"
 
 
 def _later(options: list[StateSpec], ctx: Context) -> list[StateSpec]:
