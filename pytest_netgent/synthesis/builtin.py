@@ -88,6 +88,10 @@ def unquote(text: str) -> tuple[str, bool]:
     return (match.group(1), True) if match else (text, False)
 
 
+class NotHolding(Unresolved):
+    """A trigger that parses but does not hold on the page (the state does not apply)."""
+
+
 @dataclass
 class Target:
     """A parsed reference to an element: "the first 'Sign in' button"."""
@@ -534,6 +538,8 @@ class BuiltinSynthesiser:
         if attr not in el.attrs:
             raise Unresolved(f"{el.describe()} has no {attr} to tell whether it is {word}")
         value = "false" if negative else "true"
+        if el.attrs[attr] != value:
+            raise NotHolding(f"{el.describe()} is {attr}={el.attrs[attr]}, not {value}")
         best = next((s for s in el.selectors if s.by == "css selector" and s.stable), None)
         if best is not None:
             return Check(
@@ -634,6 +640,8 @@ class BuiltinSynthesiser:
         for trigger in spec.triggers:
             try:
                 checks = self._trigger(ctx, page, trigger)
+            except NotHolding:
+                return "no"
             except Unresolved:
                 levels.add("unknown")
                 continue
