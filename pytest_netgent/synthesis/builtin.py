@@ -425,6 +425,8 @@ class BuiltinSynthesiser:
         for trigger in state.triggers:
             try:
                 checks += self._trigger(ctx, page, trigger)
+            except NotHolding:
+                raise  # the state does not apply to this page: say so, do not guess
             except Unresolved:
                 vague.append(trigger)
         if only_literal and (vague or not checks):
