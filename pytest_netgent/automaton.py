@@ -14,20 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 FORMAT = 1
 """Version of the cache document written by this package."""
 
-CHECK_TYPES = ("url", "element", "text", "title", "script")
-ACTION_TYPES = (
-    "navigate",
-    "click",
-    "type",
-    "press_key",
-    "scroll",
-    "scroll_to",
-    "hover",
-    "select",
-    "wait",
-    "switch_tab",
-    "go_back",
-)
 BY_VALUES = (
     "css selector",
     "xpath",

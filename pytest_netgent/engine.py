@@ -17,11 +17,10 @@ Engine rules (see DESIGN.md):
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -88,10 +87,6 @@ class RunResult:
     def states_visited(self) -> list[str]:
         """Names of the states that fired, in order."""
         return [e.state for e in self.timeline if e.event == "state"]
-
-    def timeline_json(self) -> str:
-        """The timeline as JSON, as written to ``timeline.json``."""
-        return json.dumps([asdict(e) for e in self.timeline], indent=2, ensure_ascii=False)
 
 
 @dataclass
@@ -218,17 +213,16 @@ class Engine:
             if (origin := origin_of(url)) is not None:
                 self.result.origins.add(origin)
             self._event("url", url=url)
-        if not host_allowed(url, self.allowed):
-            raise NavigationError(
-                f"the browser went to {url}, outside allowed_hosts {self.allowed}: add the "
-                "host to the workflow's 'allowed_hosts' if this is expected"
-            )
+        self._allow(url, "the browser went to")
 
     def check_navigation(self, url: str) -> None:
         """Raise :class:`NavigationError` before opening a URL outside allowed hosts."""
+        self._allow(url, "navigation to")
+
+    def _allow(self, url: str, what: str) -> None:
         if not host_allowed(url, self.allowed):
             raise NavigationError(
-                f"navigation to {self.redact(url)} is outside allowed_hosts {self.allowed}: "
+                f"{what} {self.redact(url)} is outside allowed_hosts {self.allowed}: "
                 "add the host to the workflow's 'allowed_hosts' if this is expected"
             )
 

@@ -75,10 +75,6 @@ class BrowserError(NetgentError):
     """The browser could not be started, or stopped answering."""
 
 
-class LimitError(NetgentError):
-    """A run limit was reached (workflow timeout, maximum steps)."""
-
-
 class NavigationError(NetgentError):
     """The browser left the workflow's ``allowed_hosts``."""
 

@@ -63,11 +63,6 @@ class BrowserPool:
             self._driver = start_browser(self.options)
         return self._driver
 
-    @property
-    def started(self) -> bool:
-        """Whether a browser is running."""
-        return self._driver is not None
-
     def reset(self, origins: set[str]) -> None:
         """Reset between items; a browser that fails to reset is replaced next time."""
         if self._driver is None:
