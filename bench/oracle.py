@@ -73,7 +73,9 @@ def answer(prompt: str) -> dict[str, Any]:
         if distinct or elements:
             chosen.append((distinct or elements)[0][0])
         return {"checks": chosen, "reasoning": "URL and a distinctive element"}
-    return _action(prompt)
+    decided = _action(prompt)
+    decided["reasoning"] = f"the page's matching element for: {_instruction(prompt)}"
+    return decided
 
 
 def _elements(prompt: str) -> list[tuple[int, str]]:
@@ -93,9 +95,13 @@ def _find(prompt: str, words: list[str], tag: str = "") -> int:
     raise LookupError(f"no element with {words} {tag}")
 
 
+def _instruction(prompt: str) -> str:
+    found = re.search(r"# Instruction: (.*)", prompt)
+    return found.group(1).strip() if found else ""
+
+
 def _action(prompt: str) -> dict[str, Any]:
-    instruction = re.search(r"# Instruction: (.*)", prompt)
-    text = instruction.group(1).strip() if instruction else ""
+    text = _instruction(prompt)
     if m := re.match(r"Type (\{\w+\}) into the (\w+)", text):
         word = {"search": "search", "username": "user", "password": "password"}.get(
             m.group(2).lower(), m.group(2)

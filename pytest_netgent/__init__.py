@@ -16,9 +16,24 @@ from .errors import (
     SecretError,
     WorkflowSpecError,
 )
+from .messages import (
+    ActionOutput,
+    Decision,
+    Element,
+    ExecutedState,
+    Message,
+    Metadata,
+    Reflection,
+    StatePrompt,
+    Toolcall,
+    format_context,
+    format_context_without_reflection,
+    load_context_from_file,
+    save_context_to_file,
+)
 from .recorder import RecordReport
 from .runner import NetgentBrowser
-from .sdk import NetGent, NetGentResult, StatePrompt
+from .sdk import NetGent, NetGentResult
 from .spec import StateSpec, Workflow, workflow_schema
 from .synthesis import Context, Synthesiser, Unresolved, Usage
 from .synthesis.builtin import BuiltinSynthesiser
@@ -27,19 +42,26 @@ from .synthesis.observation import Observation
 
 __all__ = [
     "Action",
+    "ActionOutput",
     "Automaton",
     "BrowserError",
     "BuiltinSynthesiser",
     "CacheError",
     "Check",
     "Context",
+    "Decision",
+    "Element",
+    "ExecutedState",
     "LLMSynthesiser",
+    "Message",
+    "Metadata",
     "NetGent",
     "NetGentResult",
     "NetgentBrowser",
     "NetgentError",
     "Observation",
     "RecordReport",
+    "Reflection",
     "ReplayError",
     "RunResult",
     "SecretError",
@@ -49,10 +71,15 @@ __all__ = [
     "Synthesiser",
     "TieredSynthesiser",
     "TimelineEvent",
+    "Toolcall",
     "Unresolved",
     "Usage",
     "Workflow",
     "WorkflowSpecError",
+    "format_context",
+    "format_context_without_reflection",
+    "load_context_from_file",
+    "save_context_to_file",
     "workflow_schema",
 ]
 

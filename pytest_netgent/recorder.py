@@ -22,9 +22,10 @@ from .automaton import Action, Automaton, State, Synthesis
 from .browser.actions import ActionFailed
 from .engine import Engine
 from .errors import NetgentError
+from .messages import ExecutedState, Message, Toolcall
 from .spec import StateSpec, Workflow
 from .synthesis import Context, Synthesiser, Unresolved, Usage
-from .synthesis.observation import observe
+from .synthesis.observation import Observation, observe
 
 if TYPE_CHECKING:
     from .engine import RunResult
@@ -135,13 +136,23 @@ class Recorder:
         # screenshots cost a round trip and tokens: only for models that accept images
         self.vision = bool(getattr(synthesiser, "vision", False))
         self.report = RecordReport(model=synthesiser.name)
+        self.context: list[Message] = []
+        """What synthesis saw and did, as NetGent messages: the page at each observation
+        (:class:`Metadata`, without screenshots), each action taken (:class:`Toolcall`,
+        with its error if it failed) and each state made (:class:`ExecutedState`)."""
+
+    def _observe(self, engine: Engine) -> Observation:
+        page = observe(engine.driver, screenshot=self.vision)
+        meta = page.to_metadata(engine.result.steps)
+        self.context.append(meta.model_copy(update={"screenshot": None}))
+        return page
 
     # ------------------------------------------------------------------ Healer
 
     def no_match(self, engine: Engine) -> int:
         self.ctx.history = engine.result.states_visited
         try:
-            page = observe(engine.driver, screenshot=self.vision)
+            page = self._observe(engine)
             candidates = self._candidates(engine)
             spec = self.synth.select_state(self.ctx, page, candidates)
             checks = self.synth.define_triggers(self.ctx, page, spec)
@@ -193,7 +204,7 @@ class Recorder:
             finished = False
             for _step in range(self.agent_steps):
                 try:
-                    page = observe(engine.driver, screenshot=self.vision)
+                    page = self._observe(engine)
                     resolved, finished = self.synth.resolve_instruction(
                         self.ctx, page, spec, instruction, taken
                     )
@@ -202,7 +213,13 @@ class Recorder:
                         engine, f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
                     ) from None
                 for action in resolved:
-                    engine.run_action(spec.name, len(actions) + 1, action)
+                    call = Toolcall(name=action.type, args=dict(action.params))
+                    try:
+                        engine.run_action(spec.name, len(actions) + 1, action)
+                    except Exception as exc:
+                        self.context.append(call.model_copy(update={"error": str(exc)}))
+                        raise
+                    self.context.append(call)
                     actions.append(action)
                     taken.append(action)
                 if finished:
@@ -214,6 +231,15 @@ class Recorder:
                     + ", ".join(a.describe() for a in taken)
                 )
         state = state.model_copy(update={"actions": actions})
+        self.context.append(
+            ExecutedState(
+                timestamp=engine.result.steps,
+                name=state.name,
+                description=state.description,
+                checks=[c.model_dump(mode="json") for c in state.checks],
+                actions=[a.model_dump(mode="json") for a in state.actions],
+            )
+        )
         if spec.name in self.cached:
             self.report.healed.append(spec.name)
         else:

@@ -17,15 +17,15 @@ Config keys keep NetGent's meaning with event-driven defaults: ``action_period``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from .automaton import Automaton
+from .automaton import Automaton, State
 from .browser.session import BrowserOptions
-from .engine import Engine, Redactor, RunSettings, TimelineEvent
+from .engine import Engine, Redactor, RunResult, RunSettings, TimelineEvent
 from .errors import NetgentError
+from .messages import ExecutedState, Message, StatePrompt
 from .recorder import Recorder
 from .runner import BrowserPool
 from .spec import StateSpec, Workflow
@@ -45,36 +45,17 @@ DEFAULT_CONFIG: dict[str, Any] = {
 }
 
 
-class StatePrompt(BaseModel):
-    """One natural-language state, as in NetGent."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    description: str = ""
-    triggers: list[str] = Field(default_factory=list)
-    actions: list[str] = Field(default_factory=list)
-    end_state: str = ""
-
-    def to_spec(self) -> StateSpec:
-        """The workflow-file form of this state."""
-        return StateSpec.model_validate(
-            {
-                "name": self.name,
-                "description": self.description,
-                "triggers": self.triggers,
-                "actions": self.actions,
-                "end": self.end_state,
-            }
-        )
-
-    def __str__(self) -> str:
-        lines = [f"## State: {self.name}", "", f"- **Description:** {self.description}"]
-        lines.append("- **Triggers:**")
-        lines += [f"  {i}. {t}" for i, t in enumerate(self.triggers, 1)]
-        lines.append("- **Actions:**")
-        lines += [f"  {i}. {a}" for i, a in enumerate(self.actions, 1)]
-        return "\n".join(lines)
+def _spec(prompt: StatePrompt) -> StateSpec:
+    """The workflow-file form of a NetGent state prompt."""
+    return StateSpec.model_validate(
+        {
+            "name": prompt.name,
+            "description": prompt.description,
+            "triggers": prompt.triggers,
+            "actions": prompt.actions,
+            "end": prompt.end_state,
+        }
+    )
 
 
 @dataclass
@@ -89,6 +70,11 @@ class NetGentResult:
     timeline: list[TimelineEvent] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     error: NetgentError | None = None
+    context: list[Message] = field(default_factory=list)
+    """What happened, as NetGent messages: when generating, what synthesis saw and did
+    (:class:`Metadata`, :class:`Toolcall`, :class:`ExecutedState`); when replaying, an
+    :class:`ExecutedState` per state that ran. Save it with
+    :func:`~pytest_netgent.messages.save_context_to_file`."""
 
 
 class NetGent:
@@ -146,9 +132,15 @@ class NetGent:
         self,
         state_prompts: list[StatePrompt] | None = None,
         state_repository: list[dict[str, Any]] | None = None,
+        *,
+        variables: Mapping[str, str] | None = None,
     ) -> NetGentResult:
         """Replay ``state_repository``; with ``llm_enabled``, synthesise the states of
-        ``state_prompts`` that it lacks (or that stop matching) on the way."""
+        ``state_prompts`` that it lacks (or that stop matching) on the way.
+
+        ``variables`` fill ``{name}`` placeholders in prompts and states (for example
+        ``{"base_url": "http://127.0.0.1:8000"}``); credentials fill theirs as secrets.
+        """
         prompts = list(state_prompts or [])
         repository = Automaton.model_validate(list(state_repository or []))
         if not self.llm_enabled and not repository.states:
@@ -158,6 +150,7 @@ class NetGent:
             )
         if self.llm_enabled and not prompts:
             raise NetgentError("llm_enabled=True needs state_prompts to generate states from")
+        values = {k: str(v) for k, v in (variables or {}).items()}
         cfg = self.config
         settings = RunSettings(
             state_timeout=float(cfg["state_timeout"]),
@@ -170,11 +163,13 @@ class NetGent:
         order = [p.name for p in prompts] or [s.name for s in repository.states]
         if self.llm_enabled:
             workflow = Workflow.model_validate(
-                {"name": "netgent", "states": [p.to_spec().model_dump() for p in prompts]}
+                {"name": "netgent", "states": [_spec(p).model_dump() for p in prompts]}
             )
             ctx = Context(
                 workflow=workflow.name,
                 order=order,
+                values={k: v for k, v in values.items() if k != "base_url"},
+                base_url=values.get("base_url", ""),
                 secrets=sorted(self.credentials),
                 redact=Redactor(self.credentials),
             )
@@ -185,7 +180,7 @@ class NetGent:
             self.driver,
             "netgent",
             list(repository.states),
-            {},
+            values,
             self.credentials,
             settings,
             healer=recorder,
@@ -203,4 +198,25 @@ class NetGent:
             timeline=result.timeline,
             usage=recorder.synth.usage if recorder is not None else Usage(),
             error=result.error,
+            context=recorder.context if recorder is not None else _executed(result, states),
         )
+
+
+def _executed(result: RunResult, states: list[State]) -> list[Message]:
+    """An :class:`ExecutedState` for each state the run entered."""
+    by_name = {s.name: s for s in states}
+    out: list[Message] = []
+    for number, event in enumerate((e for e in result.timeline if e.event == "state"), 1):
+        state = by_name.get(event.state)
+        if state is None:
+            continue
+        out.append(
+            ExecutedState(
+                timestamp=number,
+                name=state.name,
+                description=state.description,
+                checks=[c.model_dump(mode="json") for c in state.checks],
+                actions=[a.model_dump(mode="json") for a in state.actions],
+            )
+        )
+    return out

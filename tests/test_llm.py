@@ -138,7 +138,7 @@ def test_record_with_llm_then_replay_without_it(project: Project) -> None:
     assert "c1: url exact '{base_url}/wiki/'" in sent[1]
     assert "# Instruction: Look up {topic} using the site's finder" in sent[2]
     assert "{topic} = QUIC" in sent[2]
-    assert "- type css selector='#search-input' text='{topic}'" in sent[3]
+    assert "type(text='{topic}', by='css selector', selector='#search-input')" in sent[3]
     assert "- Start" in sent[4]  # history
 
     (project.path / "model-built").unlink()
@@ -212,9 +212,9 @@ def test_secret_never_reaches_the_model(project: Project) -> None:
         [
             reply(state="Login"),
             reply(checks=["c1"]),
-            reply(action="type", mmid=5, params={"text": "{user}"}, done=False),
-            reply(action="type", mmid=6, params={"text": "{password}"}, done=False),
-            reply(action="click", mmid=7, done=True),
+            reply(action="type", mmid=5, params={"text": "{user}"}, done=False, reasoning="u"),
+            reply(action="type", mmid=6, params={"text": "{password}"}, done=False, reasoning="p"),
+            reply(action="click", mmid=7, done=True, reasoning="submit the form"),
             reply(state="Account"),
             reply(checks=["c1"]),
         ],
@@ -275,8 +275,10 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
     model_project(
         project,
         [
-            reply(action="type", mmid=2, params={"text": "{topic}"}, done=False),
-            reply(action="press_key", params={"key": "Enter"}, done=True),
+            reply(action="type", mmid=2, params={"text": "{topic}"}, done=False, reasoning="box"),
+            reply(action="press_key", params={"key": "Enter"}, done=False, reasoning="submit"),
+            # NetGent's terminate: the instruction needs nothing more
+            reply(action="terminate", reasoning="the search was submitted"),
         ],
     )
     result = project.run("--netgent-record", base_url=changed_url)
@@ -285,11 +287,12 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
         [
             "vague.netgent.yaml::vague: healed 'Start' -> *vague.json",
             "0 states synthesised, 1 healed, 1 files written; steps resolved: 0 by builtin, 2 by "
-            "the LLM; LLM calls: 2, tokens: 240",
+            "the LLM; LLM calls: 3, tokens: 360",
         ]
     )
     sent = prompts(project)
     assert "[2] <input> 'Find an article'" in sent[0]
+    assert "<toolcall>\n    type(text='{topic}'" in sent[1]  # actions taken so far
     after = {s["name"]: json.dumps(s) for s in json.loads(cache.read_text())["states"]}
     assert after["Reading"] == before["Reading"] and after["Found"] == before["Found"]
     assert after["Start"] != before["Start"]

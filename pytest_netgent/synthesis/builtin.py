@@ -558,6 +558,8 @@ class BuiltinSynthesiser:
 
     def _url_landmark(self, ctx: Context, page: Observation) -> Check:
         parts = urlsplit(page.url)
+        if not parts.netloc:  # data:, about:blank: the browser's start page
+            return Check(type="url", params={"url": page.url})
         base = f"{parts.scheme}://{parts.netloc}{parts.path}"
         if parts.query:
             return Check(type="url", params={"url": _with_base(base + "?", ctx), "match": "prefix"})

@@ -23,12 +23,13 @@ import re
 from functools import cache
 from importlib import resources
 from string import Template
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, ValidationError
 
 from ..automaton import Action, Check
+from ..messages import ActionOutput, Toolcall, format_context
 from ..spec import StateSpec
 from . import Context, Unresolved, Usage
 from .builtin import BuiltinSynthesiser, locator, templatise
@@ -52,28 +53,6 @@ class TriggerChoice(BaseModel):
 
     checks: list[str] = Field(description="Ids of the chosen candidate checks, e.g. ['c1'].")
     reasoning: str = Field("", description="Why, in one sentence.")
-
-
-class ActionOutput(BaseModel):
-    """Stage 3: one action of the web agent (NetGent's ActionOutput)."""
-
-    action: Literal[
-        "click",
-        "type",
-        "press_key",
-        "select",
-        "hover",
-        "scroll_to",
-        "scroll",
-        "navigate",
-        "wait",
-        "go_back",
-        "switch_tab",
-    ]
-    mmid: int | None = Field(None, description="Number of the element acted on, if any.")
-    params: dict[str, Any] = Field(default_factory=dict)
-    reasoning: str = Field("", description="Why, in one sentence.")
-    done: bool = Field(True, description="True when this action completes the instruction.")
 
 
 _ELEMENT_ACTIONS = {"click", "type", "select", "hover", "scroll_to"}
@@ -247,10 +226,17 @@ class LLMSynthesiser:
             values=values or "(none)",
             state=state.name,
             instruction=instruction,
-            done="\n".join(f"- {a.describe()}" for a in done) or "(none yet)",
+            done=format_context(Toolcall(name=a.type, args=a.params) for a in done) or "(none yet)",
             page=page.describe(),
         )
         output = self.ask(prompt, ActionOutput, ctx, page)
+        if output.action == "terminate":
+            if not done:
+                raise Unresolved(
+                    f"the model ended instruction {instruction!r} before any action: "
+                    f"{output.reasoning!r}"
+                )
+            return [], True
         action = self._to_action(ctx, page, output)
         self.usage.llm_steps += 1
         return [action], output.done
@@ -271,7 +257,7 @@ class LLMSynthesiser:
                 params.setdefault("x", el.box.x)  # kept only as a last resort
                 params.setdefault("y", el.box.y)
         try:
-            return Action(type=output.action, params=params)
+            return Action.model_validate({"type": output.action, "params": params})
         except ValidationError as exc:
             raise Unresolved(f"the model's {output.action!r} action is invalid: {exc}") from None
 

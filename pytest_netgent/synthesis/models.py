@@ -18,15 +18,17 @@ class ModelSpecError(ValueError):
     """``--netgent-llm`` names no usable model; the message says how to fix it."""
 
 
-def load_model(spec: str) -> BaseChatModel | None:
-    """The chat model ``spec`` names; ``None`` for ``builtin`` or an empty spec."""
+def load_model(spec: str, option: str = "--netgent-llm") -> BaseChatModel | None:
+    """The chat model ``spec`` names; ``None`` for ``builtin`` or an empty spec.
+
+    ``option`` names where the spec came from, in error messages."""
     spec = spec.strip()
     if spec in ("", "builtin"):
         return None
     if ":" not in spec:
         raise ModelSpecError(
-            f"--netgent-llm {spec!r} is neither 'builtin', 'module:attr' nor "
-            "'provider:model' (e.g. --netgent-llm=mypackage.models:chat or openai:gpt-4o)"
+            f"{option} {spec!r} is neither 'builtin', 'module:attr' nor "
+            "'provider:model' (e.g. mypackage.models:chat or openai:gpt-4o)"
         )
     module_name, attr = spec.split(":", 1)
     try:
@@ -34,36 +36,36 @@ def load_model(spec: str) -> BaseChatModel | None:
     except ImportError:
         module = None
     if module is not None:
-        return _from_module(spec, module, attr)
+        return _from_module(spec, module, attr, option)
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:
         raise ModelSpecError(
-            f"--netgent-llm {spec!r}: no module {module_name!r}, and 'provider:model' names "
+            f"{option} {spec!r}: no module {module_name!r}, and 'provider:model' names "
             "need the langchain package: pip install langchain (plus the provider's package, "
             "e.g. langchain-openai)"
         ) from None
     try:
         model: BaseChatModel = init_chat_model(spec)
     except Exception as exc:
-        raise ModelSpecError(f"--netgent-llm {spec!r}: {exc}") from None
+        raise ModelSpecError(f"{option} {spec!r}: {exc}") from None
     return model
 
 
-def _from_module(spec: str, module: Any, attr: str) -> BaseChatModel:
+def _from_module(spec: str, module: Any, attr: str, option: str) -> BaseChatModel:
     from langchain_core.language_models import BaseChatModel
 
     try:
         value = getattr(module, attr)
     except AttributeError:
         raise ModelSpecError(
-            f"--netgent-llm {spec!r}: module {module.__name__!r} has no {attr!r}"
+            f"{option} {spec!r}: module {module.__name__!r} has no {attr!r}"
         ) from None
     if not isinstance(value, BaseChatModel) and callable(value):
         value = value()
     if not isinstance(value, BaseChatModel):
         raise ModelSpecError(
-            f"--netgent-llm {spec!r} is a {type(value).__name__}, not a langchain-core "
+            f"{option} {spec!r} is a {type(value).__name__}, not a langchain-core "
             "BaseChatModel (or a factory returning one)"
         )
     return value

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from ..messages import Element, Metadata
+
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -67,6 +69,22 @@ class ObservedElement(BaseModel):
         """The most stable unique selector, if any."""
         return self.selectors[0] if self.selectors else None
 
+    def to_element(self) -> Element:
+        """This element as NetGent's :class:`~pytest_netgent.messages.Element` message."""
+        css = next((s.selector for s in self.selectors if s.by == "css selector"), None)
+        box = self.box
+        return Element(
+            enhanced_css_selector=css if self.best and self.best.stable else None,
+            css_selector=css,
+            aria_label=self.attrs.get("aria-label"),
+            accessible_name=self.name or self.label or None,
+            text=self.text or None,
+            x=box.x if box else None,
+            y=box.y if box else None,
+            width=box.width if box else None,
+            height=box.height if box else None,
+        )
+
     def describe(self) -> str:
         """One line for prompts and reports."""
         bits = [f"[{self.mmid}] <{self.tag}>"]
@@ -107,6 +125,17 @@ class Observation(BaseModel):
     def element(self, mmid: int) -> ObservedElement | None:
         """The element numbered ``mmid``."""
         return next((e for e in self.elements if e.mmid == mmid), None)
+
+    def to_metadata(self, timestamp: int) -> Metadata:
+        """This observation as NetGent's :class:`~pytest_netgent.messages.Metadata`."""
+        return Metadata(
+            timestamp=timestamp,
+            elements={e.mmid: e.to_element().model_dump(exclude_none=True) for e in self.elements},
+            element_description="\n".join(e.describe() for e in self.elements),
+            screenshot=self.screenshot,
+            url=self.url,
+            title=self.title,
+        )
 
     def describe(self) -> str:
         """The page in a few lines: URL, title, headings and numbered elements."""

@@ -1,0 +1,509 @@
+"""The ``netgent`` command: NetGent's command line on pytest-netgent's engine.
+
+::
+
+    netgent -e STATES.json [CREDENTIALS]        replay a state repository
+    netgent -g KEYS CREDENTIALS PROMPTS         generate one from state prompts
+    netgent convert PROMPTS.json                write the equivalent .netgent.yaml
+
+Exit status: 0 when the run reached an end state, 1 when it did not (the reason, a UI
+drift report for a replay, is on stderr), 2 for bad input (a missing or invalid file,
+an unknown option), with what is wrong and how to fix it on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+OK, FAILED, BAD_INPUT = 0, 1, 2
+
+KEYS_HELP = """\
+KEYS names the model that generates states:
+  builtin               the offline rules, no model and no key
+  provider:model        a langchain chat model, e.g. openai:gpt-4o (needs the langchain
+                        package and the provider's package)
+  module:attr           a BaseChatModel instance, or a factory returning one
+  FILE.json             {"model": "<one of the above>", "env": {"OPENAI_API_KEY": "..."}};
+                        a Google service-account key file (NetGent's usual KEYS) selects
+                        google_vertexai:gemini-2.0-flash with those credentials
+Keys are set in this process's environment only; they are never written anywhere."""
+
+CREDENTIALS_HELP = """\
+CREDENTIALS is a JSON object of strings, as a file or inline ('{"password": "..."}').
+Each becomes a secret: states refer to it as {name}, the browser types its value, and the
+value never reaches the repository, the output, the terminal or a model."""
+
+VERTEX_DEFAULT = "google_vertexai:gemini-2.0-flash"
+
+
+class BadInput(Exception):
+    """A command-line input cannot be used; the message says which and how to fix it."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(BAD_INPUT, f"netgent: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(
+        prog="netgent",
+        description="Replay (-e) or generate (-g) a NetGent workflow in Chromium.",
+        epilog=f"{KEYS_HELP}\n\n{CREDENTIALS_HELP}\n\n"
+        "Convert prompts to a pytest workflow file with: netgent convert PROMPTS.json\n"
+        "Exit status: 0 end state reached, 1 not reached, 2 bad input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument(
+        "-e",
+        "--execute",
+        nargs="+",
+        metavar=("STATES.json", "CREDENTIALS"),
+        help="replay the state repository STATES.json, typing CREDENTIALS as secrets",
+    )
+    mode.add_argument(
+        "-g",
+        "--generate",
+        nargs=3,
+        metavar=("KEYS", "CREDENTIALS", "PROMPTS"),
+        help="generate a state repository from the state prompts in PROMPTS (JSON)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write the result here: the state repository (-g) or the run's result (-e); "
+        "default: the repository to stdout (-g), nothing (-e)",
+    )
+    parser.add_argument(
+        "--user-data-dir", metavar="DIR", help="browser profile to use (persistent sessions)"
+    )
+    parser.add_argument(
+        "-s", "--show", action="store_true", help="show the browser window (headed), to watch"
+    )
+    parser.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="fill {NAME} placeholders, e.g. --var base_url=http://127.0.0.1:8000",
+    )
+    parser.add_argument(
+        "--state-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long a page may take to match a state (default 10)",
+    )
+    parser.add_argument("--version", action="version", version=f"netgent {__version__}")
+    return parser
+
+
+def _convert_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="netgent convert",
+        description="Write the pytest-netgent workflow file (.netgent.yaml) equivalent to "
+        "a NetGent prompts file.",
+    )
+    parser.add_argument("prompts", metavar="PROMPTS.json")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="the workflow file to write (default: PROMPTS.netgent.yaml beside it)",
+    )
+    parser.add_argument("--name", help="the workflow's name (default: from the file name)")
+    parser.add_argument(
+        "--credentials",
+        metavar="FILE",
+        help="a NetGent credentials file: its keys become secrets read from environment "
+        "variables NETGENT_<KEY> (the values are not copied)",
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
+    return parser
+
+
+# ---------------------------------------------------------------------- reading inputs
+
+
+def _read_json(path_text: str, what: str) -> Any:
+    path = Path(path_text)
+    if not path.is_file():
+        raise BadInput(f"{what} {path_text}: no such file")
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise BadInput(
+            f"{what} {path_text}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{what} {path_text}: cannot be read: {exc}") from None
+
+
+def read_credentials(text: str) -> dict[str, str]:
+    """Credentials from a JSON file or an inline JSON object: ``{name: value}``."""
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise BadInput(
+                f"CREDENTIALS (inline JSON), column {exc.colno}: invalid JSON: {exc.msg}"
+            ) from None
+        where = "CREDENTIALS (inline JSON)"
+    else:
+        data = _read_json(text, "CREDENTIALS")
+        where = f"CREDENTIALS {text}"
+    if not isinstance(data, dict):
+        raise BadInput(f"{where}: expected a JSON object of name: value, got a {_kind(data)}")
+    out: dict[str, str] = {}
+    for name, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise BadInput(
+                f"{where}: {name!r} is a {_kind(value)}; each credential must be a string"
+            )
+        if not name.isidentifier():
+            raise BadInput(
+                f"{where}: {name!r} cannot be a placeholder name; use letters, digits and _"
+            )
+        out[name] = str(value)
+    return out
+
+
+def read_repository(path_text: str) -> list[dict[str, Any]]:
+    """A NetGent state repository (a JSON list of states) or a pytest-netgent cache
+    document, validated."""
+    from .automaton import parse_automaton
+
+    data = _read_json(path_text, "STATES")
+    try:
+        automaton = parse_automaton(data)
+    except ValueError as exc:
+        raise BadInput(
+            f"STATES {path_text}: {exc} (see the check and action types in "
+            "`python -m pytest_netgent schema` and the README's cache format)"
+        ) from None
+    if not automaton.states:
+        raise BadInput(f"STATES {path_text}: holds no states")
+    return [s.model_dump(mode="json", exclude_none=True) for s in automaton.states]
+
+
+def read_prompts(path_text: str) -> list[Any]:
+    """NetGent state prompts: a JSON list (or ``{"state_prompts": [...]}``), validated."""
+    from pydantic import ValidationError
+
+    from .messages import StatePrompt
+
+    data = _read_json(path_text, "PROMPTS")
+    if isinstance(data, dict):
+        data = data.get("state_prompts", data.get("prompts"))
+    if not isinstance(data, list) or not data:
+        raise BadInput(
+            f"PROMPTS {path_text}: expected a non-empty JSON list of state prompts "
+            '({"name", "description", "triggers", "actions", "end_state"})'
+        )
+    prompts = []
+    for index, entry in enumerate(data):
+        try:
+            prompts.append(StatePrompt.model_validate(entry))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "entry"
+            name = entry.get("name", index) if isinstance(entry, dict) else index
+            raise BadInput(
+                f"PROMPTS {path_text}: state {name!r}: {field}: {err['msg']} "
+                "(state prompts have name, description, triggers, actions, end_state)"
+            ) from None
+    return prompts
+
+
+def load_keys(spec: str) -> Any:
+    """The chat model KEYS names (``None`` for builtin); sets the file's keys in the
+    environment of this process."""
+    from .synthesis.models import ModelSpecError, load_model
+
+    model_spec = spec
+    path = Path(spec)
+    if spec.endswith(".json") or path.is_file():
+        data = _read_json(spec, "KEYS")
+        if not isinstance(data, dict):
+            raise BadInput(f"KEYS {spec}: expected a JSON object, got a {_kind(data)}")
+        if data.get("type") == "service_account":
+            os.environ["GOOGLE_APPLICATION_CREDENTIALS"] = str(path.resolve())
+            model_spec = str(data.get("model", VERTEX_DEFAULT))
+        else:
+            if "model" not in data:
+                raise BadInput(
+                    f'KEYS {spec}: no "model" key; write {{"model": "openai:gpt-4o", '
+                    '"env": {"OPENAI_API_KEY": "..."}} or {"model": "builtin"}'
+                )
+            env = data.get("env", {})
+            if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+                raise BadInput(f'KEYS {spec}: "env" must be an object of strings')
+            os.environ.update(env)
+            model_spec = str(data["model"])
+    try:
+        return load_model(model_spec, option="KEYS")
+    except ModelSpecError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _variables(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise BadInput(f"--var {item!r}: write NAME=VALUE, e.g. --var base_url=http://…")
+        out[name] = value
+    return out
+
+
+def _kind(value: Any) -> str:
+    names = {"dict": "object", "list": "list", "str": "string", "NoneType": "null"}
+    return names.get(type(value).__name__, type(value).__name__)
+
+
+# ---------------------------------------------------------------------- modes
+
+
+def _agent(args: argparse.Namespace, llm: Any, enabled: bool, creds: dict[str, str]) -> Any:
+    from .sdk import NetGent
+
+    config = {}
+    if args.state_timeout is not None:
+        config["state_timeout"] = args.state_timeout
+    return NetGent(
+        llm=llm,
+        llm_enabled=enabled,
+        config=config,
+        user_data_dir=args.user_data_dir,
+        headless=not args.show,
+        credentials=creds,
+    )
+
+
+def _failure(result: Any, source: str, heal: str) -> str:
+    from .errors import ReplayError
+
+    error = result.error
+    if error is None:
+        return "the run ended without reaching an end state"
+    if isinstance(error, ReplayError):
+        error.workflow = Path(source).name
+        error.with_details(heal=heal)
+    report: str = error.report()
+    return report
+
+
+def _write(path: str, data: Any) -> None:
+    target = Path(path)
+    if target.parent and not target.parent.is_dir():
+        raise BadInput(f"-o {path}: folder {target.parent} does not exist")
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    os.replace(tmp, target)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """``-e STATES.json [CREDENTIALS]``."""
+    files = args.execute
+    if len(files) > 2:
+        raise BadInput(f"-e takes STATES.json [CREDENTIALS], got {len(files)} arguments")
+    repository = read_repository(files[0])
+    creds = read_credentials(files[1]) if len(files) == 2 else {}
+    variables = _variables(args.var)
+    with _agent(args, None, False, creds) as agent:
+        result = agent.run(state_prompts=[], state_repository=repository, variables=variables)
+    if args.output:
+        _write(args.output, _result_json(result))
+    if result.reached_end:
+        print(f"netgent: end state reached: {result.end_state}", file=sys.stderr)
+        return OK
+    heal = "regenerate the repository with netgent -g KEYS CREDENTIALS PROMPTS"
+    print(_failure(result, files[0], heal), file=sys.stderr)
+    return FAILED
+
+
+def generate(args: argparse.Namespace) -> int:
+    """``-g KEYS CREDENTIALS PROMPTS``."""
+    keys, credentials, prompts_file = args.generate
+    prompts = read_prompts(prompts_file)
+    creds = read_credentials(credentials)
+    variables = _variables(args.var)
+    llm = load_keys(keys)
+    with _agent(args, llm, True, creds) as agent:
+        result = agent.run(state_prompts=prompts, variables=variables)
+    text = json.dumps(result.state_repository, indent=2, ensure_ascii=False)
+    if args.output:
+        _write(args.output, result.state_repository)
+    else:
+        print(text)
+    usage = result.usage
+    summary = (
+        f"{len(result.state_repository)} states, {usage.builtin_steps} builtin steps, "
+        f"{usage.llm_calls} LLM calls, {usage.input_tokens + usage.output_tokens} tokens"
+    )
+    if result.reached_end:
+        print(f"netgent: end state reached: {result.end_state} ({summary})", file=sys.stderr)
+        return OK
+    where = f" to {args.output}" if args.output else ""
+    heal = "check the state prompts, then run netgent -g again"
+    print(_failure(result, prompts_file, heal), file=sys.stderr)
+    print(f"netgent: partial repository ({summary}) written{where}", file=sys.stderr)
+    return FAILED
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {
+        "reached_end": result.reached_end,
+        "end_state": result.end_state,
+        "final_url": result.final_url,
+        "error": result.error.report() if result.error is not None else None,
+        "timeline": [asdict(e) for e in result.timeline],
+        "executed": [
+            {"type": type(m).__name__, **m.model_dump(mode="json", exclude_none=True)}
+            for m in result.context
+        ],
+    }
+
+
+def convert(argv: Sequence[str]) -> int:
+    """``netgent convert PROMPTS.json``: the equivalent ``.netgent.yaml``."""
+    args = _convert_parser().parse_args(argv)
+    prompts = read_prompts(args.prompts)
+    source = Path(args.prompts)
+    stem = source.name.removesuffix(".json")
+    for suffix in ("_prompts", "-prompts"):
+        stem = stem.removesuffix(suffix)
+    out = Path(args.output) if args.output else source.with_name(f"{stem}.netgent.yaml")
+    if not out.name.endswith(".netgent.yaml"):
+        raise BadInput(f"-o {out}: workflow files end in .netgent.yaml so pytest collects them")
+    if out.exists() and not args.force:
+        raise BadInput(f"{out} exists: pass --force to overwrite it, or -o another file")
+    secrets = {}
+    if args.credentials:
+        secrets = {n: f"NETGENT_{n.upper()}" for n in read_credentials(args.credentials)}
+    text, unset = workflow_yaml(args.name or stem.replace("_", "-"), prompts, secrets, source)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, "utf-8")
+    try:
+        _validate(tmp, out)
+    except BadInput:
+        tmp.unlink()
+        raise
+    os.replace(tmp, out)
+    print(f"netgent: wrote {out} ({len(prompts)} states)", file=sys.stderr)
+    if unset:
+        names = ", ".join(unset)
+        print(f"netgent: give a value to vars {names} in {out}", file=sys.stderr)
+    if secrets:
+        names = " ".join(f"{v}=..." for v in secrets.values())
+        print(f"netgent: export {names} before running pytest", file=sys.stderr)
+    return OK
+
+
+def workflow_yaml(
+    name: str, prompts: Sequence[Any], secrets: dict[str, str], source: Path
+) -> tuple[str, list[str]]:
+    """The ``.netgent.yaml`` text of NetGent state prompts, and the names of the vars
+    it declares without a value (placeholders the prompts use that are not secrets)."""
+    import re
+    from urllib.parse import urlsplit
+
+    import yaml
+
+    texts = [t for p in prompts for t in (p.description, *p.triggers, *p.actions)]
+    hosts = sorted(
+        {
+            host
+            for t in texts
+            for url in re.findall(r"https?://[^\s'\")]+", t)
+            if (host := urlsplit(url).hostname)
+        }
+    )
+    used = sorted({m for t in texts for m in re.findall(r"\{(\w+)\}", t)})
+    unset = [n for n in used if n not in secrets and n != "base_url"]
+    doc: dict[str, Any] = {"name": name}
+    doc["description"] = f"Converted from NetGent prompts {source.name}"
+    if hosts:
+        doc["allowed_hosts"] = hosts
+    if unset:
+        doc["vars"] = dict.fromkeys(unset, "")
+    if secrets:
+        doc["secrets"] = secrets
+    states = []
+    for p in prompts:
+        state: dict[str, Any] = {"name": p.name}
+        if p.description:
+            state["description"] = p.description
+        if p.triggers:
+            state["triggers"] = list(p.triggers)
+        if p.actions:
+            state["actions"] = list(p.actions)
+        if p.end_state:
+            state["end"] = p.end_state
+        states.append(state)
+    doc["states"] = states
+    header = (
+        f"# Converted by `netgent convert {source.name}`. Record its states with\n"
+        "#   pytest <this file> --netgent-record\n"
+    )
+    body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=96)
+    return header + body, unset
+
+
+def _validate(tmp: Path, out: Path) -> None:
+    from .spec import BadDocument, load_workflows
+
+    for doc in load_workflows(tmp):
+        if isinstance(doc, BadDocument):
+            message = doc.error.message
+            if "no state has 'end'" in message:
+                message = (
+                    "no state prompt has an end_state: give the state that finishes the "
+                    'workflow a non-empty "end_state" in the prompts file'
+                )
+            raise BadInput(f"{out}: the converted workflow is not valid: {message}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``netgent``; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    from .errors import NetgentError
+
+    try:
+        if args_list[:1] == ["convert"]:
+            return convert(args_list[1:])
+        args = _parser().parse_args(args_list)
+        return execute(args) if args.execute else generate(args)
+    except SystemExit as exc:  # argparse: --help, --version, usage errors
+        return exc.code if isinstance(exc.code, int) else BAD_INPUT
+    except BadInput as exc:
+        print(f"netgent: error: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    except NetgentError as exc:
+        print(f"netgent: {exc.report()}", file=sys.stderr)
+        return FAILED
+    except KeyboardInterrupt:
+        print("netgent: interrupted", file=sys.stderr)
+        return 130
+
+
+def run() -> None:
+    """Console-script wrapper: exit with :func:`main`'s status."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,304 @@
+"""The ``netgent`` command: NetGent's -e / -g modes, convert, and every exit status."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_netgent import load_context_from_file
+from pytest_netgent.cli import main
+
+from .helpers import QUIET, Project
+
+LOGIN_PROMPTS = [
+    {
+        "name": "Start",
+        "description": "The browser has just started",
+        "triggers": ["If the browser shows a blank page"],
+        "actions": ["Navigate to {base_url}/wiki/login"],
+    },
+    {
+        "name": "Login form",
+        "triggers": ["If the login form is visible"],
+        "actions": [
+            "Type {user} into the Username field",
+            "Type {password} into the Password field",
+            "Click the 'Log in' button",
+        ],
+    },
+    {
+        "name": "Account page",
+        "triggers": ["If the welcome heading is shown"],
+        "end_state": "Logged in",
+    },
+]
+CREDENTIALS = {"user": "researcher", "password": "netgent-pass"}
+
+# A NetGent state repository as NetGent writes it: a bare list, a continuous state and
+# a terminate action in the end state.
+NETGENT_REPOSITORY = [
+    {
+        "name": "Start",
+        "checks": [{"type": "url", "params": {"url": "data:,"}}],
+        "actions": [{"type": "navigate", "params": {"url": "{base_url}/wiki/"}}],
+        "end_state": None,
+        "config": {"continuous": False},
+    },
+    {
+        "name": "Search",
+        "checks": [{"type": "element", "params": {"by": "id", "selector": "search-input"}}],
+        "actions": [
+            {"type": "type", "params": {"by": "id", "selector": "search-input", "text": "QUIC"}},
+            {"type": "press_key", "params": {"key": "Enter"}},
+        ],
+    },
+    {
+        "name": "Results",
+        "checks": [
+            {"type": "url", "params": {"url": "{base_url}/wiki/search?", "match": "prefix"}}
+        ],
+        "actions": [],
+        "end_state": "Searched",
+    },
+]
+
+
+def netgent(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run ``netgent args`` in this process: (status, stdout, stderr)."""
+    status = main(list(args))
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def write(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return path
+
+
+def test_generate_then_replay_round_trips_with_secret_credentials(
+    tmp_path: Path, base_url: str, changed_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompts = write(tmp_path / "login_prompts.json", LOGIN_PROMPTS)
+    creds = write(tmp_path / "creds.json", CREDENTIALS)
+    out = tmp_path / "out.json"
+    var = f"base_url={base_url}"
+    status, stdout, err = netgent(
+        capsys, "-g", "builtin", str(creds), str(prompts), "-o", str(out), "--var", var
+    )
+    assert status == 0, err
+    assert "end state reached: Logged in" in err and "0 LLM calls" in err
+    repository = json.loads(out.read_text())
+    assert [s["name"] for s in repository] == ["Start", "Login form", "Account page"]
+    typed = [a["params"]["text"] for a in repository[1]["actions"] if a["type"] == "type"]
+    assert typed == ["{user}", "{password}"]
+    for text in (out.read_text(), stdout, err):
+        assert "netgent-pass" not in text
+
+    result = tmp_path / "result.json"
+    status, _, err = netgent(capsys, "-e", str(out), str(creds), "-o", str(result), "--var", var)
+    assert status == 0, err
+    data = json.loads(result.read_text())
+    assert data["reached_end"] and data["end_state"] == "Logged in" and data["error"] is None
+    assert [e["name"] for e in data["executed"]] == ["Start", "Login form", "Account page"]
+    assert "netgent-pass" not in result.read_text()
+
+    # The same repository against the changed UI: exit 1 with the drift report.
+    status, _, err = netgent(
+        capsys, "-e", str(out), str(creds), "--var", f"base_url={changed_url}",
+        "--state-timeout", "2",
+    )  # fmt: skip
+    assert status == 1
+    assert "UI drift in workflow 'out.json'" in err
+    assert "last state reached: Start" in err and "[FAIL]" in err
+    assert "heal with: regenerate the repository with netgent -g" in err
+    assert "netgent-pass" not in err
+
+
+def test_replays_a_netgent_repository_and_inline_credentials(
+    tmp_path: Path, base_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = write(tmp_path / "google_result.json", NETGENT_REPOSITORY)
+    status, _, err = netgent(capsys, "-e", str(repo), "{}", "--var", f"base_url={base_url}")
+    assert status == 0, err
+    assert "end state reached: Searched" in err
+
+
+def test_generate_with_a_chat_model_named_in_a_keys_file(
+    tmp_path: Path,
+    base_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A module with a scripted model: the builtin rules decide the literal steps; the
+    # model is asked which state applies on the blank start page and how to see it.
+    (tmp_path / "scripted_model.py").write_text(
+        textwrap.dedent(
+            """
+            import json
+            from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+            from langchain_core.messages import AIMessage
+
+            REPLIES = [
+                {"state": "Start", "reasoning": "a blank page: the run has just begun"},
+                {"checks": ["c1"], "reasoning": "the start page's URL"},
+            ]
+            usage = {"input_tokens": 40, "output_tokens": 8, "total_tokens": 48}
+            model = GenericFakeChatModel(
+                messages=iter([AIMessage(json.dumps(r), usage_metadata=usage) for r in REPLIES])
+            )
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("SCRIPTED_KEY", raising=False)
+    keys = write(
+        tmp_path / "keys.json",
+        {"model": "scripted_model:model", "env": {"SCRIPTED_KEY": "sk-test-123"}},
+    )
+    prompts = [dict(p) for p in LOGIN_PROMPTS]
+    prompts[0]["triggers"] = ["If nothing has been opened yet"]  # not literal: the model
+    status, stdout, err = netgent(
+        capsys, "-g", str(keys), json.dumps(CREDENTIALS),
+        str(write(tmp_path / "p.json", prompts)), "--var", f"base_url={base_url}",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "2 LLM calls, 96 tokens" in err
+    assert [s["name"] for s in json.loads(stdout)] == ["Start", "Login form", "Account page"]
+    import scripted_model  # type: ignore[import-not-found]
+
+    assert next(scripted_model.model.messages, None) is None  # both replies were used
+    import os
+
+    assert os.environ["SCRIPTED_KEY"] == "sk-test-123"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "one of the arguments -e/--execute -g/--generate is required"),
+        (["-e", "missing.json"], "STATES missing.json: no such file"),
+        (["-e", "{bad}.json"], "invalid JSON"),
+        (["-e", "repo.json", "creds.json", "extra.json"], "-e takes STATES.json [CREDENTIALS]"),
+        (["-e", "unknown-action.json"], "state 'Start': actions.0.type: Input should be"),
+        (["-e", "empty.json"], "STATES empty.json: holds no states"),
+        (["-e", "repo.json", "[1, 2]"], "expected a JSON object of name: value, got a list"),
+        (["-e", "repo.json", '{"password": 1'], "CREDENTIALS (inline JSON), column"),
+        (["-e", "repo.json", '{"password": {"v": 1}}'], "'password' is a object"),
+        (["-e", "repo.json", "--var", "base_url"], "--var 'base_url': write NAME=VALUE"),
+        (["-g", "builtin", "{}"], "expected 3 arguments"),
+        (["-g", "nomodel", "{}", "prompts.json"], "KEYS 'nomodel' is neither 'builtin'"),
+        (["-g", "keys-no-model.json", "{}", "prompts.json"], 'no "model" key'),
+        (["-g", "builtin", "{}", "repo.json"], "state 'Start': actions.0: Input should be"),
+        (["-g", "builtin", "{}", "empty.json"], "expected a non-empty JSON list"),
+        (["--state-timeout", "x", "-e", "repo.json"], "invalid float value"),
+    ],
+)
+def test_bad_input_exits_2_with_the_reason(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "repo.json", NETGENT_REPOSITORY)
+    write(tmp_path / "prompts.json", LOGIN_PROMPTS)
+    write(tmp_path / "empty.json", [])
+    write(tmp_path / "keys-no-model.json", {"env": {}})
+    (tmp_path / "{bad}.json").write_text('[{"name": "Start",\n "checks": [}]')
+    bad = [dict(NETGENT_REPOSITORY[0], actions=[{"type": "teleport", "params": {}}])]
+    write(tmp_path / "unknown-action.json", bad)
+    status, stdout, err = netgent(capsys, *args)
+    assert status == 2
+    assert message in err
+    assert stdout == ""
+
+
+def test_convert_writes_a_workflow_that_records_and_replays(
+    tmp_path: Path,
+    project: Project,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    prompts = write(project.path / "login_prompts.json", LOGIN_PROMPTS)
+    creds = write(tmp_path / "creds.json", CREDENTIALS)
+    status, _, err = netgent(capsys, "convert", str(prompts), "--credentials", str(creds))
+    assert status == 0, err
+    out = project.path / "login.netgent.yaml"
+    assert "export NETGENT_USER=... NETGENT_PASSWORD=..." in err
+    text = out.read_text()
+    assert "secrets:\n  user: NETGENT_USER\n  password: NETGENT_PASSWORD" in text
+    assert "netgent-pass" not in text and "researcher" not in text
+    assert "end: Logged in" in text
+
+    # Again: refuses to overwrite; --force does.
+    assert netgent(capsys, "convert", str(prompts))[0] == 2
+    assert netgent(capsys, "convert", str(prompts), "--force")[0] == 0
+    assert netgent(capsys, "convert", str(prompts), "--credentials", str(creds), "--force")[0] == 0
+
+    monkeypatch.setenv("NETGENT_USER", "researcher")
+    monkeypatch.setenv("NETGENT_PASSWORD", "netgent-pass")
+    url = f"--netgent-base-url={project.base_url}"
+    record = project.pytester.runpytest_subprocess(*QUIET, url, "--netgent-record")
+    record.assert_outcomes(passed=1)
+    replay = project.pytester.runpytest_subprocess(*QUIET, url)
+    replay.assert_outcomes(passed=1)
+
+
+def test_convert_rejects_prompts_without_an_end_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompts = write(tmp_path / "p.json", LOGIN_PROMPTS[:2])
+    status, _, err = netgent(capsys, "convert", str(prompts))
+    assert status == 2
+    assert "no state prompt has an end_state" in err
+    assert list(tmp_path.iterdir()) == [prompts]  # nothing written
+    assert netgent(capsys, "convert", str(prompts), "-o", "x.yaml")[0] == 2
+
+
+def test_message_context_of_a_generation_saves_and_loads(tmp_path: Path, base_url: str) -> None:
+    from pytest_netgent import (
+        ExecutedState,
+        Metadata,
+        NetGent,
+        StatePrompt,
+        Toolcall,
+        format_context,
+        save_context_to_file,
+    )
+
+    prompts = [StatePrompt.model_validate(p) for p in LOGIN_PROMPTS]
+    with NetGent(llm_enabled=True, credentials=CREDENTIALS) as agent:
+        result = agent.run(state_prompts=prompts, variables={"base_url": base_url})
+    assert result.reached_end, result.error
+    kinds = {type(m) for m in result.context}
+    assert kinds == {Metadata, Toolcall, ExecutedState}
+    saved = tmp_path / "context.json"
+    save_context_to_file(result.context, saved)
+    assert "netgent-pass" not in saved.read_text()
+    loaded = load_context_from_file(saved)
+    assert loaded == result.context
+    text = format_context(loaded)
+    assert "<metadata timestep=" in text and "type(" in text
+
+
+@pytest.mark.skipif(shutil.which("netgent") is None, reason="the netgent script is not installed")
+def test_console_script_help_and_version() -> None:
+    from pytest_netgent import __version__
+
+    done = subprocess.run(["netgent", "--version"], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, f"netgent {__version__}")
+    done = subprocess.run(["netgent", "--help"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0
+    assert "-e STATES.json [CREDENTIALS ...]" in done.stdout and "Exit status" in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_netgent.cli", "-e"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
