@@ -125,9 +125,14 @@ def test_replays_a_netgent_repository_and_inline_credentials(
     tmp_path: Path, base_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = write(tmp_path / "google_result.json", NETGENT_REPOSITORY)
-    status, _, err = netgent(capsys, "-e", str(repo), "{}", "--var", f"base_url={base_url}")
+    profile = tmp_path / "cache"
+    status, _, err = netgent(
+        capsys, "-e", str(repo), "{}", "--var", f"base_url={base_url}",
+        "--user-data-dir", str(profile),
+    )  # fmt: skip
     assert status == 0, err
     assert "end state reached: Searched" in err
+    assert (profile / "Default").is_dir()  # the browser used (and kept) this profile
 
 
 def test_generate_with_a_chat_model_named_in_a_keys_file(

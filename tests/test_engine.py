@@ -318,7 +318,7 @@ def test_reset_between_tests_part_one(netgent_browser: NetgentBrowser, base_url:
 def test_reset_between_tests_part_two(netgent_browser: NetgentBrowser, base_url: str) -> None:
     driver = netgent_browser.driver
     assert len(driver.window_handles) == 1
-    assert driver.current_url == "about:blank"
+    assert driver.current_url == "data:,"  # the page a fresh browser starts on
     driver.get(base_url + "/wiki/")
     assert driver.execute_script("return localStorage.getItem('k')") is None
     assert driver.get_cookies() == []

@@ -115,7 +115,7 @@ def start_browser(options: BrowserOptions) -> WebDriver:
             "version, or pass flags with --netgent-browser-arg"
         ) from None
     driver.set_page_load_timeout(options.page_load_timeout)
-    return driver
+    return start_blank(driver)
 
 
 def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDriver:
@@ -150,12 +150,24 @@ def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDri
             f"; output: {_first_line(quiet.getvalue())}"
         ) from None
     driver.set_page_load_timeout(options.page_load_timeout)
-    return driver
+    return start_blank(driver)
 
 
 def _first_line(text: Any) -> str:
     lines = str(text or "").strip().splitlines()
     return lines[0] if lines else "(no message)"
+
+
+BLANK = "data:,"
+"""The page every item starts on: a fresh ChromeDriver session's, and after each reset."""
+
+
+def start_blank(driver: WebDriver) -> WebDriver:
+    """Make sure a new browser shows :data:`BLANK` (with a profile it opens a new-tab
+    page or the profile's last session instead)."""
+    if driver.current_url != BLANK:
+        driver.get(BLANK)
+    return driver
 
 
 def origin_of(url: str) -> str | None:
@@ -182,7 +194,7 @@ def reset_browser(driver: WebDriver, origins: set[str]) -> None:
     driver.switch_to.window(keep)
     if (origin := origin_of(driver.current_url)) is not None:
         origins.add(origin)
-    driver.get("about:blank")
+    driver.get(BLANK)
     cdp = getattr(driver, "execute_cdp_cmd", None)
     if cdp is None:
         # A remote session without CDP: cookies of the current origin only.
