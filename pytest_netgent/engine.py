@@ -29,8 +29,9 @@ from urllib.parse import urlsplit
 from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
 from .browser.page import Tick, evaluate
-from .browser.session import origin_of
+from .browser.session import browser_gone, origin_of
 from .errors import (
+    BrowserError,
     CheckOutcome,
     DriftContext,
     NavigationError,
@@ -279,16 +280,40 @@ class Engine:
         self._t0 = time.monotonic()
         self.result.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._event("start", detail=self.workflow)
+        dead = False
         try:
             self._loop()
+        except BrowserError as exc:
+            dead = True
+            self._fail(exc, self.redact(str(exc)))
         except NetgentError as exc:
             error = exc if isinstance(exc, ReplayError) else self._drift(str(exc), fresh=True)
-            self.result.error = error
-            self._event("failure", detail=error.reason)
+            self._fail(error, error.reason)
+        except Exception as exc:
+            if not browser_gone(exc):
+                raise
+            dead = True
+            gone = BrowserError(self.gone(exc))
+            self._fail(gone, str(gone))
         finally:
             self.result.duration = time.monotonic() - self._t0
-            self.result.final_url = self.redact(self._current_url())
+            if not dead:
+                self.result.final_url = self.redact(self._current_url())
         return self.result
+
+    def _fail(self, error: NetgentError, detail: str) -> None:
+        self.result.error = error
+        self._event("failure", detail=detail)
+
+    def gone(self, exc: BaseException) -> str:
+        """The report of a browser that crashed or stopped answering mid-run."""
+        text = str(getattr(exc, "msg", None) or exc).strip().splitlines()
+        where = f"in state {self.last_state!r}" if self.last_state else "before any state"
+        return (
+            f"the browser crashed or stopped answering at step {self.result.steps} {where} "
+            f"({self.redact(text[0] if text else type(exc).__name__)}); this item fails and "
+            "the next item starts a fresh browser"
+        )
 
     def _loop(self) -> None:
         s = self.settings

@@ -6,6 +6,8 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,12 +17,15 @@ import pytest
 from .collect import WorkflowFile, is_workflow_file, result_key
 from .errors import BrowserError
 from .recorder import RECORD_PROPERTY, RecordLog
-from .runner import BrowserPool, NetgentBrowser, Settings
+from .runner import BrowserPool, NetgentBrowser, Settings, copy_profile
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from .synthesis import Synthesiser
+
+RUN_SECONDS_PROPERTY = "netgent_run_seconds"
+"""Report property: seconds the workflow run took, from its start to its end or failure."""
 
 settings_key = pytest.StashKey[Settings]()
 """``config.stash[settings_key]``: the run-wide :class:`Settings`."""
@@ -53,6 +58,17 @@ def _url(option: str) -> Callable[[str], str]:
                 f"e.g. {option}=http://127.0.0.1:8000"
             )
         return text
+
+    return parse
+
+
+def _count(option: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        if not str(text).strip().isdigit():
+            raise pytest.UsageError(
+                f"{option} expects a whole number of 0 or more, got {text!r}: e.g. {option}=3"
+            )
+        return int(text)
 
     return parse
 
@@ -151,6 +167,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="ChromeDriver executable (default: ini netgent_chromedriver, else on PATH).",
     )
+    group.addoption(
+        "--netgent-remote",
+        dest="netgent_remote",
+        metavar="URL",
+        type=_url("--netgent-remote"),
+        default=None,
+        help="Run every browser as a session on this Selenium Grid, e.g. "
+        "http://127.0.0.1:4444 (default: ini netgent_remote, else a local browser).",
+    )
+    group.addoption(
+        "--netgent-remote-retries",
+        dest="netgent_remote_retries",
+        metavar="N",
+        type=_count("--netgent-remote-retries"),
+        default=None,
+        help="New-session retries, with doubling backoff from 1 s, when the Grid is "
+        "unreachable or full (default: ini netgent_remote_retries, else 3).",
+    )
+    group.addoption(
+        "--netgent-user-data-dir",
+        dest="netgent_user_data_dir",
+        metavar="DIR",
+        default=None,
+        help="Browser profile (e.g. logged-in sessions) copied once per worker; its cookies "
+        "and storage are kept between items (default: ini netgent_user_data_dir).",
+    )
+    parser.addini("netgent_remote", "Selenium Grid URL (see --netgent-remote).", default="")
+    parser.addini("netgent_remote_retries", "New-session retries on a Grid.", default="3")
+    parser.addini("netgent_user_data_dir", "Browser profile folder to copy.", default="")
     parser.addini("netgent_llm", "Model for record mode (see --netgent-llm).", default="builtin")
     parser.addini("netgent_base_url", "Value of {base_url} in workflows.", default="")
     parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
@@ -184,6 +229,19 @@ def pytest_configure(config: pytest.Config) -> None:
     artifacts = Path(_setting(config, "netgent_artifacts"))
     if not artifacts.is_absolute():
         artifacts = config.rootpath / artifacts
+    remote = _url("ini netgent_remote")(_setting(config, "netgent_remote"))
+    retries = _count("ini netgent_remote_retries")(_setting(config, "netgent_remote_retries"))
+    profile: Path | None = None
+    if _setting(config, "netgent_user_data_dir"):
+        profile = Path(_setting(config, "netgent_user_data_dir")).expanduser()
+        if not profile.is_absolute():
+            profile = config.invocation_params.dir / profile
+        if not profile.is_dir():
+            raise pytest.UsageError(
+                f"--netgent-user-data-dir {profile}: no such folder; make a profile with "
+                "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
+            )
+    _schedule_groups(config)
     config.stash[settings_key] = Settings(
         browser=BrowserOptions(
             headless=not config.getoption("netgent_headed"),
@@ -191,7 +249,10 @@ def pytest_configure(config: pytest.Config) -> None:
             args=list(config.getoption("netgent_browser_args")),
             chromium=_setting(config, "netgent_chromium"),
             chromedriver=_setting(config, "netgent_chromedriver"),
+            remote=remote,
+            remote_retries=retries,
         ),
+        profile=profile,
         state_timeout=timeout,
         artifacts=artifacts,
         base_url=_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
@@ -202,6 +263,36 @@ def pytest_configure(config: pytest.Config) -> None:
         log = RecordLog()
         config.stash[record_log_key] = log
         config.pluginmanager.register(log, "netgent-record-log")
+
+
+def _schedule_groups(config: pytest.Config) -> None:
+    """Under ``-n``, schedule with xdist's ``loadgroup`` unless ``--dist`` was chosen:
+    items spread freely, and those of one workflow ``group`` share a worker, so they
+    never overlap. (The controller decides; workers inherit the option.)"""
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        if worker.get(LOADGROUP_KEY):  # workers parse the command line anew: tell them
+            config.option.loadgroup = True
+        return
+    if getattr(config.option, "dist", "no") != "load":
+        return
+    given = [*config.invocation_params.args, *config.getini("addopts")]
+    given += os.environ.get("PYTEST_ADDOPTS", "").split()
+    if any(str(a) in ("--dist", "-d") or str(a).startswith("--dist=") for a in given):
+        return
+    config.option.dist = "loadgroup"
+    config.pluginmanager.register(_GroupedWorkers(), "netgent-loadgroup")
+
+
+LOADGROUP_KEY = "netgent_loadgroup"
+
+
+class _GroupedWorkers:
+    """Tells each xdist worker to name grouped items ``<id>@<group>`` for loadgroup."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[LOADGROUP_KEY] = True
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -217,6 +308,10 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     result = item.stash.get(result_key, None)
+    if call.when == "call" and result is not None:
+        # the engine's own time: what the item took beyond it is the plugin's overhead
+        elapsed = result.timeline[-1].elapsed if result.timeline else 0.0
+        report.user_properties.append((RUN_SECONDS_PROPERTY, round(elapsed, 4)))
     if call.when == "call" and result is not None and result.record is not None:
         # user_properties travel with the report from xdist workers to the controller
         record = result.record
@@ -253,9 +348,16 @@ def netgent_settings(pytestconfig: pytest.Config) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def netgent_browser_pool(netgent_settings: Settings) -> Iterator[BrowserPool]:
-    """This process's browser (one per xdist worker), started on first use."""
-    pool = BrowserPool(netgent_settings.browser)
+def netgent_browser_pool(
+    netgent_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BrowserPool]:
+    """This process's browser (one per xdist worker), started on first use; with
+    ``--netgent-user-data-dir``, on this worker's own copy of the profile."""
+    options = netgent_settings.browser
+    if netgent_settings.profile is not None:
+        copy = copy_profile(netgent_settings.profile, tmp_path_factory.mktemp("profile"))
+        options = dataclasses.replace(options, user_data_dir=str(copy))
+    pool = BrowserPool(options)
     yield pool
     pool.close()
 

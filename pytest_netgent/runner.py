@@ -11,6 +11,7 @@ Workflow items use it, and so can Python tests::
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from . import store
 from .automaton import Automaton, State
 from .browser.session import BrowserOptions, reset_browser, start_browser
 from .engine import Engine, Redactor, RunResult, RunSettings
-from .errors import NetgentError, ReplayError, WorkflowSpecError, display_path
+from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
 from .secrets import resolve_secrets
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
@@ -43,6 +44,27 @@ class Settings:
     """``--netgent-record`` mode: "" (replay), ``missing``, ``all`` or ``propose``."""
     rootdir: Path = field(default_factory=Path.cwd)
     """The project's root: proposals under ``artifacts/proposed`` mirror paths below it."""
+    profile: Path | None = None
+    """``--netgent-user-data-dir``: the browser profile each worker copies."""
+
+
+# Files a running Chromium keeps in its profile: a copy must not carry them over.
+_PROFILE_SKIP = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile", "*.lock")
+
+
+def copy_profile(source: Path, into: Path) -> Path:
+    """Copy the browser profile ``source`` to ``into/profile`` for one worker's browser,
+    without the lock files of a browser that may be using ``source``."""
+    target = into / "profile"
+    try:
+        shutil.copytree(
+            source, target, symlinks=True, ignore=shutil.ignore_patterns(*_PROFILE_SKIP)
+        )
+    except (OSError, shutil.Error) as exc:
+        raise BrowserError(
+            f"--netgent-user-data-dir {source}: cannot copy the profile for this worker: {exc}"
+        ) from None
+    return target
 
 
 class BrowserPool:
@@ -68,7 +90,7 @@ class BrowserPool:
         if self._driver is None:
             return
         try:
-            reset_browser(self._driver, origins)
+            reset_browser(self._driver, origins, keep_profile=bool(self.options.user_data_dir))
         except Exception:
             self.close()
 
@@ -216,6 +238,8 @@ class NetgentBrowser:
         )
         result = engine.run()
         self.origins |= result.origins
+        if isinstance(result.error, BrowserError):
+            self._pool.close()  # dead: the next item starts a fresh one
         if recorder is not None:
             recorder.report.usage = recorder.synth.usage
             result.record = recorder.report

@@ -100,9 +100,10 @@ class NetGent:
         self.llm_enabled = llm_enabled
         self.config = {**DEFAULT_CONFIG, **(config or {})}
         self.credentials = dict(credentials or {})
-        args = [f"--user-data-dir={user_data_dir}"] if user_data_dir else []
         self._driver = driver
-        self._pool = BrowserPool(BrowserOptions(headless=headless, args=args))
+        self._pool = BrowserPool(
+            BrowserOptions(headless=headless, user_data_dir=str(user_data_dir or ""))
+        )
 
     @property
     def driver(self) -> WebDriver:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError
+from .session import browser_gone
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -179,6 +180,8 @@ class Actions:
         except TimeoutException:
             raise ActionFailed(f"navigate: {url} did not finish loading in time") from None
         except WebDriverException as exc:
+            if browser_gone(exc):
+                raise  # a dead browser, reported as such by the engine
             raise ActionFailed(f"navigate: cannot open {url}: {_short(exc)}") from None
 
     def click(self, params: dict[str, Any]) -> None:

@@ -7,6 +7,8 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from .session import browser_gone
+
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -46,24 +48,16 @@ def evaluate(
     Exactly one WebDriver command. A page that navigates away while the script waits
     answers with ``error`` set; the caller simply evaluates again on the new page.
     """
-    from selenium.common.exceptions import (
-        JavascriptException,
-        NoSuchWindowException,
-        TimeoutException,
-        WebDriverException,
-    )
+    from selenium.common.exceptions import WebDriverException
 
     try:
         raw = driver.execute_async_script(
             checks_source(), states, {"exclude": exclude, "wait_ms": wait_ms, "poll_ms": poll_ms}
         )
-    except (JavascriptException, TimeoutException) as exc:
-        return Tick(error=_line(exc))
-    except NoSuchWindowException as exc:
-        return Tick(error="window closed: " + _line(exc))
     except WebDriverException as exc:
-        # "unexpected alert", "target frame detached" and similar passing states
-        return Tick(error=_line(exc))
+        if browser_gone(exc):
+            raise  # the engine reports a dead browser, not a page that does not match
+        return _tick_error(exc)
     if not isinstance(raw, dict):
         return Tick(error=f"unexpected answer from the page: {raw!r}")
     if raw.get("error"):
@@ -82,3 +76,13 @@ def evaluate(
 def _line(exc: Exception) -> str:
     msg = getattr(exc, "msg", None) or str(exc)
     return str(msg).strip().splitlines()[0] if msg else type(exc).__name__
+
+
+def _tick_error(exc: Exception) -> Tick:
+    """A passing condition of the page: navigated away, alert, window closed."""
+    from selenium.common.exceptions import NoSuchWindowException
+
+    if isinstance(exc, NoSuchWindowException):
+        return Tick(error="window closed: " + _line(exc))
+    # "unexpected alert", "target frame detached", a script timeout and similar
+    return Tick(error=_line(exc))

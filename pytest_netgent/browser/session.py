@@ -55,6 +55,14 @@ class BrowserOptions:
     chromedriver: str = ""
     window_size: tuple[int, int] = (1280, 900)
     page_load_timeout: float = 60.0
+    remote: str = ""
+    """URL of a Selenium Grid (or any WebDriver server): start a remote session there."""
+    remote_retries: int = 3
+    """New-session attempts after the first when the Grid is unreachable or full."""
+    remote_backoff: float = 1.0
+    """Seconds before the first retry; doubled for each next one."""
+    user_data_dir: str = ""
+    """Browser profile folder (this worker's own copy)."""
 
     def locate(self) -> tuple[str, str]:
         """Absolute paths of Chromium and ChromeDriver, or a :class:`BrowserError`."""
@@ -68,6 +76,8 @@ class BrowserOptions:
         if self.headless:
             args.append("--headless=new")
         args.append(f"--window-size={self.window_size[0]},{self.window_size[1]}")
+        if self.user_data_dir:
+            args.append(f"--user-data-dir={self.user_data_dir}")
         args.extend(self.args)
         return args
 
@@ -91,8 +101,23 @@ def _executable(what: str, explicit: str, names: tuple[str, ...], option: str) -
     return found
 
 
+def _chrome_options(options: BrowserOptions, browser: str) -> Any:
+    from selenium import webdriver
+
+    chrome_options = webdriver.ChromeOptions()
+    if browser:
+        chrome_options.binary_location = browser
+    for arg in options.chromium_args():
+        chrome_options.add_argument(arg)
+    chrome_options.add_experimental_option("excludeSwitches", ["enable-automation"])
+    chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF"})
+    return chrome_options
+
+
 def start_browser(options: BrowserOptions) -> WebDriver:
     """Start a Chromium WebDriver session as ``options`` say."""
+    if options.remote:
+        return start_remote(options)
     browser, driver_path = options.locate()
     if options.uc:
         return _start_uc(options, browser, driver_path)
@@ -100,12 +125,7 @@ def start_browser(options: BrowserOptions) -> WebDriver:
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
 
-    chrome_options = webdriver.ChromeOptions()
-    chrome_options.binary_location = browser
-    for arg in options.chromium_args():
-        chrome_options.add_argument(arg)
-    chrome_options.add_experimental_option("excludeSwitches", ["enable-automation"])
-    chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF"})
+    chrome_options = _chrome_options(options, browser)
     try:
         driver = webdriver.Chrome(service=Service(driver_path), options=chrome_options)
     except WebDriverException as exc:
@@ -116,6 +136,137 @@ def start_browser(options: BrowserOptions) -> WebDriver:
         ) from None
     driver.set_page_load_timeout(options.page_load_timeout)
     return start_blank(driver)
+
+
+def grid_status(url: str, timeout: float = 5.0) -> tuple[bool, str]:
+    """Ask a Selenium Grid whether it can start a session now: ``(ok, why not)``.
+
+    Reads the Grid's ``/status``: unreachable, not ready, or every slot busy is a
+    ``False`` with the Grid's own words; a server without slot details (a plain
+    ChromeDriver) is taken at its ``ready`` flag.
+    """
+    import json
+    import urllib.error
+    import urllib.request
+
+    status_url = url.rstrip("/") + "/status"
+    try:
+        with urllib.request.urlopen(status_url, timeout=timeout) as answer:
+            data = json.loads(answer.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        return False, f"{status_url} answered HTTP {exc.code} {exc.reason}"
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return False, f"unreachable ({reason})"
+    except ValueError:
+        return False, f"{status_url} did not answer JSON: is this a Selenium Grid?"
+    value = data.get("value", {}) if isinstance(data, dict) else {}
+    nodes = value.get("nodes")
+    if isinstance(nodes, list):
+        slots = [
+            slot
+            for node in nodes
+            if node.get("availability", "UP") == "UP"
+            for slot in node.get("slots", [])
+            if str(slot.get("stereotype", {}).get("browserName", "chrome")).lower()
+            in ("chrome", "chromium")
+        ]
+        free = [slot for slot in slots if not slot.get("session")]
+        if not slots:
+            return False, "the Grid has no Chrome/Chromium slots (no node offers one)"
+        if not free:
+            return False, f"no free slot: all {len(slots)} slots are busy"
+        return True, ""
+    if value.get("ready"):
+        return True, ""
+    return False, f"not ready: {value.get('message', 'no message')}"
+
+
+def start_remote(options: BrowserOptions) -> WebDriver:
+    """A session on the Selenium Grid at ``options.remote``, with bounded retries.
+
+    When the Grid is unreachable or has no free slot, retries ``remote_retries`` times,
+    waiting ``remote_backoff`` seconds and doubling; then raises :class:`BrowserError`
+    with the Grid's answer. Chromium's path on the node is the node's business, unless
+    ``--netgent-chromium`` names one.
+    """
+    import time
+
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.remote.client_config import ClientConfig
+
+    url = options.remote
+    chrome_options = _chrome_options(options, options.chromium)
+    attempts = options.remote_retries + 1
+    wait = options.remote_backoff
+    why = ""
+    for attempt in range(1, attempts + 1):
+        ok, why = grid_status(url)
+        if ok:
+            try:
+                config = ClientConfig(remote_server_addr=url, timeout=120)
+                driver = webdriver.Remote(
+                    command_executor=url, options=chrome_options, client_config=config
+                )
+            except WebDriverException as exc:
+                why = f"refused the session: {_first_line(exc.msg)}"
+            except Exception as exc:  # connection dropped between status and session
+                why = f"unreachable ({_first_line(exc)})"
+            else:
+                executor: Any = driver.command_executor
+                executor.add_command(CDP_COMMAND, "POST", "/session/$sessionId/goog/cdp/execute")
+                driver.set_page_load_timeout(options.page_load_timeout)
+                return start_blank(driver)
+        if attempt < attempts:
+            time.sleep(wait)
+            wait *= 2
+    raise BrowserError(
+        f"--netgent-remote {url}: {why} (after {attempts} attempts over "
+        f"{options.remote_backoff * (2 ** (attempts - 1) - 1):g}s); start the Grid or add "
+        "nodes, or run without --netgent-remote to use a local browser"
+    )
+
+
+CDP_COMMAND = "netgentExecuteCdp"
+"""The WebDriver command added to remote sessions for Chromium's DevTools protocol."""
+
+
+def cdp(driver: WebDriver, command: str, params: dict[str, Any]) -> Any:
+    """Run a DevTools protocol command, locally or through a Grid; ``None`` when the
+    session cannot (not Chromium)."""
+    local = getattr(driver, "execute_cdp_cmd", None)
+    if local is not None:
+        return local(command, params)
+    if not _has_cdp(driver):
+        return None
+    answer = driver.execute(CDP_COMMAND, {"cmd": command, "params": params})
+    return answer.get("value") if answer else None
+
+
+# Answers of a session whose browser crashed, was killed, or whose driver is gone.
+_GONE = (
+    "invalid session id",
+    "no such session",
+    "chrome not reachable",
+    "session deleted",
+    "disconnected:",
+    "not connected to devtools",
+    "tab crashed",
+    "target crashed",
+    "unable to receive message from renderer",
+)
+
+
+def browser_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` says the browser (or its driver) is dead rather than the page
+    being other than expected."""
+    from urllib3.exceptions import HTTPError as DriverUnreachable  # selenium's transport
+
+    if isinstance(exc, (ConnectionError, TimeoutError, DriverUnreachable)):
+        return True
+    text = str(getattr(exc, "msg", None) or exc).lower()
+    return any(sign in text for sign in _GONE)
 
 
 def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDriver:
@@ -178,11 +329,13 @@ def origin_of(url: str) -> str | None:
     return None
 
 
-def reset_browser(driver: WebDriver, origins: set[str]) -> None:
+def reset_browser(driver: WebDriver, origins: set[str], *, keep_profile: bool = False) -> None:
     """Make the browser as new for the next item: one blank tab, no cookies or storage.
 
     ``origins`` are the sites the item visited; their storage (local and session storage,
     IndexedDB, cache storage, service workers) is cleared through the DevTools protocol.
+    With ``keep_profile`` (a ``--netgent-user-data-dir`` profile) cookies and storage stay:
+    the profile's logins must outlive the item.
     """
     handles = driver.window_handles
     keep = handles[0]
@@ -195,11 +348,20 @@ def reset_browser(driver: WebDriver, origins: set[str]) -> None:
     if (origin := origin_of(driver.current_url)) is not None:
         origins.add(origin)
     driver.get(BLANK)
-    cdp = getattr(driver, "execute_cdp_cmd", None)
-    if cdp is None:
-        # A remote session without CDP: cookies of the current origin only.
+    if keep_profile:
+        return
+    if not _has_cdp(driver):
+        # A session without the DevTools protocol: cookies of the current origin only.
         driver.delete_all_cookies()
         return
-    cdp("Network.clearBrowserCookies", {})
+    cdp(driver, "Network.clearBrowserCookies", {})
     for origin in sorted(origins):
-        cdp("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+        cdp(driver, "Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+
+
+def _has_cdp(driver: WebDriver) -> bool:
+    executor: Any = driver.command_executor
+    getter = getattr(executor, "get_command", None)
+    return hasattr(driver, "execute_cdp_cmd") or (
+        getter is not None and getter(CDP_COMMAND) is not None
+    )

