@@ -159,7 +159,12 @@ def main() -> None:
             walls[n], timings = run_suite(project, server.url, n)
             if n == 0:
                 items = timings
-            print(f"-n {n}: {len(timings)} items in {walls[n]:.2f} s", flush=True)
+            runs = [e["run"] for e in timings.values() if e["run"] is not None]
+            print(
+                f"-n {n}: {len(timings)} items in {walls[n]:.2f} s (workflow runs: median "
+                f"{statistics.median(runs) * 1000:.0f} ms)",
+                flush=True,
+            )
         if 0 in walls and 2 in walls:
             print(f"speedup -n 2 over -n 0: {walls[0] / walls[2]:.2f}")
         if items:

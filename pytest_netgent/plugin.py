@@ -193,6 +193,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Browser profile (e.g. logged-in sessions) copied once per worker; its cookies "
         "and storage are kept between items (default: ini netgent_user_data_dir).",
     )
+    parser.addini(
+        "netgent_browser_args",
+        "Extra Chromium flags, one per line (before --netgent-browser-arg).",
+        type="linelist",
+        default=[],
+    )
     parser.addini("netgent_remote", "Selenium Grid URL (see --netgent-remote).", default="")
     parser.addini("netgent_remote_retries", "New-session retries on a Grid.", default="3")
     parser.addini("netgent_user_data_dir", "Browser profile folder to copy.", default="")
@@ -246,7 +252,10 @@ def pytest_configure(config: pytest.Config) -> None:
         browser=BrowserOptions(
             headless=not config.getoption("netgent_headed"),
             uc=config.getoption("netgent_uc"),
-            args=list(config.getoption("netgent_browser_args")),
+            args=[
+                *config.getini("netgent_browser_args"),
+                *config.getoption("netgent_browser_args"),
+            ],
             chromium=_setting(config, "netgent_chromium"),
             chromedriver=_setting(config, "netgent_chromedriver"),
             remote=remote,
