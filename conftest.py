@@ -13,10 +13,11 @@ import pytest
 
 from fixtures import VARIANTS, serve
 
-# The password of the local NetWiki's test account (fixtures/wiki.py), which the
+# The passwords of the local NetWiki's and Chirp's test accounts, which the
 # example workflows read as a secret from the environment; a real site's password
 # would be exported by the user or the CI job instead.
 os.environ.setdefault("NETWIKI_PASSWORD", "netgent-pass")
+os.environ.setdefault("CHIRP_PASSWORD", "chirp-pass")  # fixtures/social.py's account
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

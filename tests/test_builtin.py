@@ -255,3 +255,6 @@ def test_parse_target() -> None:
     assert (t.phrase, t.quoted, t.role, t.ordinal) == ("Sign in", True, "button", 0)
     t = parse_target("the Quality menu")
     assert (t.phrase, t.role) == ("Quality", "select")
+    # two role words in a row: both are taken off (this once looped forever)
+    t = parse_target("the product title heading")
+    assert (t.phrase, t.role) == ("product", "heading")

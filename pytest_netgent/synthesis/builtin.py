@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..automaton import Action, Check
-from ..spec import StateSpec
+from ..spec import PLACEHOLDER, StateSpec
 from . import Context, Unresolved, Usage
 from .observation import Heading, Observation, ObservedElement, Selector
 
@@ -121,7 +122,8 @@ def parse_target(text: str) -> Target:
     if not quoted:
         words = text.split()
         while len(words) > 1 and words[-1].lower() in ROLE_WORDS:
-            role = role or ROLE_WORDS[words.pop().lower()]
+            word = words.pop().lower()  # "product title heading": both role words go
+            role = role or ROLE_WORDS[word]
         if len(words) == 1 and words[0].lower() in ROLE_WORDS and not role:
             role = ROLE_WORDS[words[0].lower()]
         quoted_text = " ".join(words)
@@ -315,6 +317,44 @@ def templatise(value: str, ctx: Context) -> str:
     return value
 
 
+def _literal(text: str, ctx: Context) -> tuple[str, dict[str, str]]:
+    """``text`` with its placeholders filled from ``ctx.values``, and what to write back
+    in what is stored: each quoted fragment's and each used value's literal → template."""
+    used = {n for n in PLACEHOLDER.findall(text) if n in ctx.values}
+    if not used:
+        return text, {}
+
+    def fill(fragment: str) -> str:
+        return PLACEHOLDER.sub(lambda m: ctx.values[m[1]] if m[1] in used else m[0], fragment)
+
+    back = {ctx.values[n]: "{" + n + "}" for n in sorted(used, key=lambda n: len(ctx.values[n]))}
+    for fragment in re.findall(r"""['"“‘]([^'"”’]*\{\w+\}[^'"”’]*)['"”’]""", text):
+        back[fill(fragment)] = fragment
+    return fill(text), back
+
+
+_VERBATIM = ("by", "index", "x", "y", "match", "visible", "direction", "key")
+
+
+def _restore(params: dict[str, Any], back: dict[str, str]) -> dict[str, Any]:
+    """``params`` with literals from :func:`_literal` written back as placeholders."""
+    if not back:
+        return params
+    out = dict(params)
+    for key, value in params.items():
+        if key in _VERBATIM or isinstance(value, bool) or value is None:
+            continue
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        if shown in back:
+            out[key] = back[shown]
+        elif isinstance(value, str) and key in ("text", "url", "title"):
+            for literal, template in sorted(back.items(), key=lambda p: -len(p[0])):
+                if len(literal) >= 3 and literal in value:
+                    out[key] = value.replace(literal, template)
+                    break
+    return out
+
+
 def _with_base(url: str, ctx: Context) -> str:
     if url.startswith("/") and ctx.base_url:
         return "{base_url}" + url
@@ -346,7 +386,11 @@ class BuiltinSynthesiser:
         instruction: str,
         done: list[Action],
     ) -> tuple[list[Action], bool]:
-        actions = self._actions(ctx, page, instruction.strip())
+        literal, back = _literal(instruction.strip(), ctx)
+        actions = [
+            a.model_copy(update={"params": _restore(a.params, back)})
+            for a in self._actions(ctx, page, literal)
+        ]
         self.usage.builtin_steps += 1
         return actions, True
 
@@ -423,8 +467,12 @@ class BuiltinSynthesiser:
         checks: list[Check] = []
         vague: list[str] = []
         for trigger in state.triggers:
+            literal, back = _literal(trigger, ctx)
             try:
-                checks += self._trigger(ctx, page, trigger)
+                checks += [
+                    c.model_copy(update={"params": _restore(c.params, back)})
+                    for c in self._trigger(ctx, page, literal)
+                ]
             except NotHolding:
                 raise  # the state does not apply to this page: say so, do not guess
             except Unresolved:
@@ -517,8 +565,8 @@ class BuiltinSynthesiser:
         value, quoted = unquote(phrase)
         body = page.text
         if quoted:
-            if value not in body:
-                raise Unresolved(f"the page does not show {value!r}")
+            if value not in body:  # quoted: exactly this text, which is not there
+                raise NotHolding(f"the page does not show {value!r}")
             return Check(type="text", params={"text": templatise(value, ctx)})
         words = [w for w in re.findall(r"[\w']+", value) if w.lower() not in {"there", "are", "is"}]
         for size in range(len(words), 1, -1):
@@ -643,7 +691,7 @@ class BuiltinSynthesiser:
         levels = set()
         for trigger in spec.triggers:
             try:
-                checks = self._trigger(ctx, page, trigger)
+                checks = self._trigger(ctx, page, _literal(trigger, ctx)[0])
             except NotHolding:
                 return "no"
             except Unresolved:
@@ -679,8 +727,12 @@ def _after_history(options: list[StateSpec], ctx: Context) -> StateSpec:
 
 def _holds_on(check: Check, page: Observation, ctx: Context) -> bool:
     """Cheap static verdict used to rank candidates; the recorder verifies in the page."""
-    p = check.params
-    url = str(p.get("url", "")).replace("{base_url}", ctx.base_url)
+    values = {**ctx.values, "base_url": ctx.base_url}
+    p = {
+        k: PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), v) if isinstance(v, str) else v
+        for k, v in check.params.items()
+    }
+    url = str(p.get("url", ""))
     if check.type == "url":
         match = p.get("match", "exact")
         if match == "exact":
