@@ -2,8 +2,8 @@
 
     python bench/scale.py [--copies N] [--workers 0,1,2,4]
 
-1. The example suites (copied ``--copies`` times into a scratch project, with their
-   committed states, so that there are enough items to spread) replay against the local
+1. The example suites (in a scratch project with their committed states; ``--copies``
+   repeats them) replay against the local
    applications with ``-n 0``, ``-n 1``, ``-n 2`` and ``-n 4``; prints each wall time and
    the speedup of ``-n 2`` over ``-n 0``.
 2. From the ``-n 0`` run: each item's time (setup + call + teardown) minus its workflow's
@@ -37,7 +37,13 @@ from fixtures import serve  # noqa: E402
 
 QUIET = ["-p", "no:seleniumbase", "-p", "no:langsmith_plugin", "-p", "no:benchmark"]
 QUIET += ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
-INI = "[pytest]\nnetgent_state_timeout = 10\n"
+INI = """[pytest]
+netgent_state_timeout = 10
+netgent_browser_args =
+    --use-fake-device-for-media-stream
+    --use-fake-ui-for-media-stream
+    --allow-loopback-in-peer-connection
+"""
 
 # Collects per-item durations and the workflow's own run time from the reports (on the
 # controller under xdist too) into $SCALE_TIMINGS.
@@ -88,6 +94,7 @@ def run_suite(project: Path, url: str, workers: int) -> tuple[float, dict[str, d
         "SCALE_TIMINGS": str(timings),
         "PYTHONPATH": f"{project}{os.pathsep}{ROOT}",
         "NETWIKI_PASSWORD": "netgent-pass",
+        "CHIRP_PASSWORD": "chirp-pass",
     }
     cmd = [sys.executable, "-m", "pytest", "-q", *QUIET, "-p", "scale_timings"]
     cmd += [f"--netgent-base-url={url}", "-n", str(workers), "."]
@@ -146,7 +153,7 @@ def make_collection(scratch: Path) -> tuple[Path, Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=4, help="copies of example_suites/")
+    parser.add_argument("--copies", type=int, default=1, help="copies of example_suites/")
     parser.add_argument("--workers", default="0,1,2,4", help="xdist worker counts to time")
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
