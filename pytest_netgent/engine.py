@@ -121,6 +121,11 @@ class Healer(Protocol):
         """Resynthesise state ``index`` after one of its actions failed; returns its index."""
         ...
 
+    def preempt(self, engine: Engine, index: int) -> int | None:
+        """Before state ``index`` fires: if a state declared earlier, not compiled yet,
+        applies instead, synthesise and run it and return its index; else ``None``."""
+        ...
+
 
 def substitute(value: Any, values: Mapping[str, Any]) -> Any:
     """Replace ``{name}`` placeholders in strings (recursively) by ``values[name]``.
@@ -370,6 +375,16 @@ class Engine:
                 )
             index = tick.matched[0]
             page = (tick.doc, tick.href)
+            chosen = self.healer.preempt(self, index) if self.healer is not None else None
+            if chosen is not None:
+                self.result.steps += 1
+                if self.states[chosen].end_state:
+                    self._finish(self.states[chosen])
+                    return
+                repeats = repeats + 1 if (chosen == last_fired and page == last_page) else 0
+                last_fired, last_page = chosen, page
+                state_deadline = time.monotonic() + self._wait_for_state()
+                continue
             repeats = repeats + 1 if (index == last_fired and page == last_page) else 0
             self.result.steps += 1
             if self.result.steps > s.max_steps:

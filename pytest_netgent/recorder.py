@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import store
-from .automaton import Action, Automaton, State, Synthesis
+from .automaton import Action, Automaton, Check, State, Synthesis
 from .browser.actions import ActionFailed
 from .engine import Engine
 from .errors import NetgentError
@@ -158,6 +158,41 @@ class Recorder:
             checks = self.synth.define_triggers(self.ctx, page, spec)
         except Unresolved as exc:
             raise self._failed(engine, "no cached state matches and", exc) from None
+        index = self._adopt(engine, spec, page, checks)
+        assert index is not None  # strict: it holds, or SynthesisFailed was raised
+        return index
+
+    def preempt(self, engine: Engine, index: int) -> int | None:
+        matched = self.workflow.state(engine.states[index].name)
+        if matched is None:
+            return None
+        compiled = {s.name for s in engine.states}
+        position = self.workflow.states.index(matched)
+        earlier = [s for s in self.workflow.states[:position] if s.name not in compiled]
+        if not earlier:
+            return None  # the usual case once states exist: no cost
+        self.ctx.history = engine.result.states_visited
+        try:
+            page = self._observe(engine)
+            spec = self.synth.select_state(self.ctx, page, [*earlier, matched])
+            if spec.name == matched.name:
+                return None
+            checks = self.synth.define_triggers(self.ctx, page, spec)
+        except Unresolved:
+            return None  # undecided: the compiled state fires, as in replay
+        return self._adopt(engine, spec, page, checks, strict=False)
+
+    def _adopt(
+        self,
+        engine: Engine,
+        spec: StateSpec,
+        page: Observation,
+        checks: list[Check],
+        *,
+        strict: bool = True,
+    ) -> int | None:
+        """Make ``spec`` a state with ``checks`` (verified in the page) and run it; checks
+        that do not hold fail the synthesis, or with ``strict=False`` give ``None``."""
         state = State(
             name=spec.name,
             description=spec.description,
@@ -168,6 +203,8 @@ class Recorder:
         )
         held = engine.evaluate_now([state])
         if not (held.ok and held.results and all(ok for ok, _ in held.results[0])):
+            if not strict:
+                return None
             raise SynthesisFailed(
                 f"the triggers synthesised for state {spec.name!r} do not hold on "
                 f"{page.url}: {[c.describe() for c in checks]}"

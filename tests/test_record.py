@@ -237,3 +237,33 @@ def test_a_plugin_can_swap_the_synthesiser(project: Project) -> None:
     project.run("--netgent-record").assert_outcomes(passed=1)
     doc = json.loads((project.path / "__netgent__" / "featured" / "featured.json").read_text())
     assert doc["synthesis"]["model"] == "careful-rules"
+
+
+PAGES = """
+name: pages
+start_url: "{base_url}/shop/"
+parametrize:
+  pages: [2, 4]
+states:
+  - name: Done
+    triggers: ["The page says 'page {pages} of'"]
+    end: Read enough pages
+  - name: Catalog page
+    triggers: [The Next page link is visible, "The URL starts with '/shop/'"]
+    actions: [Click the 'Next page' link]
+"""
+
+
+def test_record_lets_an_earlier_uncompiled_state_preempt_a_compiled_one(
+    project: Project,
+) -> None:
+    # 'Catalog page' is compiled on page 1 and matches every later page too; 'Done' is
+    # declared first, so on page 2 record mode must compile and fire it instead.
+    project.workflow("pages", PAGES)
+    result = project.run("--netgent-record")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*pages*[[]2]: synthesised 'Catalog page', 'Done' -> *"])
+    doc = json.loads((project.path / "__netgent__" / "pages" / "pages.json").read_text())
+    assert [s["name"] for s in doc["states"]] == ["Done", "Catalog page"]
+    assert doc["states"][0]["checks"] == [{"type": "text", "params": {"text": "page {pages} of"}}]
+    project.run().assert_outcomes(passed=2)

@@ -481,6 +481,10 @@ class BuiltinSynthesiser:
             raise Unresolved(f"vague triggers: {vague or state.triggers}")
         if vague or not checks:
             checks = self._landmarks(ctx, page, checks)
+        landmark = self._url_landmark(ctx, page)
+        if any(c.type == "url" and c != landmark for c in checks):
+            # a URL trigger was written: it replaces the URL this page would pin
+            checks = [c for c in checks if c != landmark]
         self.usage.builtin_steps += 1
         return _unique(checks)
 
