@@ -41,8 +41,8 @@ LOGIN_PROMPTS = [
 ]
 CREDENTIALS = {"user": "researcher", "password": "netgent-pass"}
 
-# A NetGent state repository as NetGent writes it: a bare list, a continuous state and
-# a terminate action in the end state.
+# A NetGent state repository as NetGent writes it: a bare list in priority order (the
+# search box is on every wiki page, so the results state comes before the search state).
 NETGENT_REPOSITORY = [
     {
         "name": "Start",
@@ -52,20 +52,20 @@ NETGENT_REPOSITORY = [
         "config": {"continuous": False},
     },
     {
-        "name": "Search",
-        "checks": [{"type": "element", "params": {"by": "id", "selector": "search-input"}}],
-        "actions": [
-            {"type": "type", "params": {"by": "id", "selector": "search-input", "text": "QUIC"}},
-            {"type": "press_key", "params": {"key": "Enter"}},
-        ],
-    },
-    {
         "name": "Results",
         "checks": [
             {"type": "url", "params": {"url": "{base_url}/wiki/search?", "match": "prefix"}}
         ],
         "actions": [],
         "end_state": "Searched",
+    },
+    {
+        "name": "Search",
+        "checks": [{"type": "element", "params": {"by": "id", "selector": "search-input"}}],
+        "actions": [
+            {"type": "type", "params": {"by": "id", "selector": "search-input", "text": "QUIC"}},
+            {"type": "press_key", "params": {"key": "Enter"}},
+        ],
     },
 ]
 
