@@ -306,7 +306,7 @@ def _failure(result: Any, source: str, heal: str) -> str:
 
 def _write(path: str, data: Any) -> None:
     target = Path(path)
-    if target.parent and not target.parent.is_dir():
+    if not target.parent.is_dir():
         raise BadInput(f"-o {path}: folder {target.parent} does not exist")
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
@@ -342,11 +342,10 @@ def generate(args: argparse.Namespace) -> int:
     llm = load_keys(keys)
     with _agent(args, llm, True, creds) as agent:
         result = agent.run(state_prompts=prompts, variables=variables)
-    text = json.dumps(result.state_repository, indent=2, ensure_ascii=False)
     if args.output:
         _write(args.output, result.state_repository)
     else:
-        print(text)
+        print(json.dumps(result.state_repository, indent=2, ensure_ascii=False))
     usage = result.usage
     summary = (
         f"{len(result.state_repository)} states, {usage.builtin_steps} builtin steps, "
@@ -442,19 +441,7 @@ def workflow_yaml(
         doc["vars"] = dict.fromkeys(unset, "")
     if secrets:
         doc["secrets"] = secrets
-    states = []
-    for p in prompts:
-        state: dict[str, Any] = {"name": p.name}
-        if p.description:
-            state["description"] = p.description
-        if p.triggers:
-            state["triggers"] = list(p.triggers)
-        if p.actions:
-            state["actions"] = list(p.actions)
-        if p.end_state:
-            state["end"] = p.end_state
-        states.append(state)
-    doc["states"] = states
+    doc["states"] = [p.to_spec().model_dump(exclude_defaults=True) for p in prompts]
     header = (
         f"# Converted by `netgent convert {source.name}`. Record its states with\n"
         "#   pytest <this file> --netgent-record\n"

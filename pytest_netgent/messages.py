@@ -18,9 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:
+    from .spec import StateSpec
 
 ActionName = Literal[
     "click",
@@ -206,6 +209,20 @@ class StatePrompt(Message):
     actions: list[str] = Field(default_factory=list)
     end_state: str = ""
     """Empty: the workflow goes on; otherwise why the workflow ends here."""
+
+    def to_spec(self) -> StateSpec:
+        """The same state as written in a ``.netgent.yaml`` workflow."""
+        from .spec import StateSpec
+
+        return StateSpec.model_validate(
+            {
+                "name": self.name,
+                "description": self.description,
+                "triggers": self.triggers,
+                "actions": self.actions,
+                "end": self.end_state,
+            }
+        )
 
     def __str__(self) -> str:
         lines = [f"## State: {self.name}", "", f"- **Description:** {self.description}"]

@@ -28,7 +28,7 @@ from .errors import NetgentError
 from .messages import ExecutedState, Message, StatePrompt
 from .recorder import Recorder
 from .runner import BrowserPool
-from .spec import StateSpec, Workflow
+from .spec import Workflow
 from .synthesis import Context, Synthesiser, Usage
 from .synthesis.builtin import BuiltinSynthesiser
 
@@ -43,19 +43,6 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "allow_multiple_states": True,
     "state_timeout": 10.0,
 }
-
-
-def _spec(prompt: StatePrompt) -> StateSpec:
-    """The workflow-file form of a NetGent state prompt."""
-    return StateSpec.model_validate(
-        {
-            "name": prompt.name,
-            "description": prompt.description,
-            "triggers": prompt.triggers,
-            "actions": prompt.actions,
-            "end": prompt.end_state,
-        }
-    )
 
 
 @dataclass
@@ -164,7 +151,7 @@ class NetGent:
         order = [p.name for p in prompts] or [s.name for s in repository.states]
         if self.llm_enabled:
             workflow = Workflow.model_validate(
-                {"name": "netgent", "states": [_spec(p).model_dump() for p in prompts]}
+                {"name": "netgent", "states": [p.to_spec().model_dump() for p in prompts]}
             )
             ctx = Context(
                 workflow=workflow.name,
