@@ -46,6 +46,8 @@ _ACTION_REQUIRED: dict[str, tuple[str, ...]] = {
     "wait": ("seconds",),
     "switch_tab": (),
     "go_back": (),
+    "start_video_sampling": (),
+    "stop_video_sampling": (),
 }
 
 
@@ -103,6 +105,8 @@ class Action(BaseModel):
         "wait",
         "switch_tab",
         "go_back",
+        "start_video_sampling",
+        "stop_video_sampling",
     ]
     params: dict[str, Any] = Field(default_factory=dict)
 

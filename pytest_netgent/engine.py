@@ -16,6 +16,7 @@ Engine rules (see DESIGN.md):
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import re
 import time
@@ -30,6 +31,7 @@ from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
 from .browser.page import Tick, evaluate
 from .browser.session import browser_gone, origin_of
+from .browser.video import QoeSample, VideoSampler
 from .errors import (
     BrowserError,
     CheckOutcome,
@@ -83,6 +85,8 @@ class RunResult:
     error: NetgentError | None = None
     record: RecordReport | None = None
     """What record mode synthesised, healed and wrote (``None`` in plain replay)."""
+    qoe: list[QoeSample] = field(default_factory=list)
+    """Video quality samples of ``start_video_sampling`` (see :mod:`.browser.video`)."""
 
     @property
     def states_visited(self) -> list[str]:
@@ -204,6 +208,7 @@ class Engine:
         self._last_tick = Tick()
         self._last_state = ""
         self._url = ""
+        self.sampler = VideoSampler(driver, time.time(), self.redact)
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -283,6 +288,8 @@ class Engine:
     def run(self) -> RunResult:
         """Run to an end state or a failure; the result's ``error`` says which."""
         self._t0 = time.monotonic()
+        self.sampler = VideoSampler(self.driver, time.time(), self.redact)
+        self.result.qoe = self.sampler.samples
         self.result.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._event("start", detail=self.workflow)
         dead = False
@@ -303,8 +310,16 @@ class Engine:
         finally:
             self.result.duration = time.monotonic() - self._t0
             if not dead:
+                self._stop_sampling()
                 self.result.final_url = self.redact(self._current_url())
         return self.result
+
+    def _stop_sampling(self) -> None:
+        """Sampling ends with the run: take the last samples."""
+        if self.sampler.active:
+            # a page that is gone (a navigation, an alert) takes its last samples with it
+            with contextlib.suppress(Exception):
+                self.sampler.stop()
 
     def _fail(self, error: NetgentError, detail: str) -> None:
         self.result.error = error
@@ -360,6 +375,8 @@ class Engine:
                 exclude = {"state": last_fired, "doc": last_page[0], "href": last_page[1]}
             tick = evaluate(self.driver, self._checks, exclude, max(wait_ms, 0))
             self.result.ticks += 1
+            if tick.qoe:
+                self.sampler.collect(tick.qoe)
             if not tick.ok:
                 self._recover(tick)
                 continue
@@ -393,7 +410,7 @@ class Engine:
                     "be looping (raise 'max_steps' if the workflow is that long)"
                 )
             state = self.states[index]
-            self._last_state = state.name
+            self._last_state = self.sampler.state = state.name
             self._event("state", state=state.name, url=tick.href)
             try:
                 self.run_actions(state, deadline)
@@ -437,7 +454,9 @@ class Engine:
             raise self._drift(
                 f"workflow timeout ({self.settings.timeout:g}s) during state {state!r}"
             )
-        actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation, deadline)
+        actions = Actions(
+            self.driver, self.settings.state_timeout, self.check_navigation, deadline, self.sampler
+        )
         self._event("action", state=state, action=action.describe())
         try:
             actions.run(action.type, substitute(action.params, self.values))

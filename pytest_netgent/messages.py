@@ -37,6 +37,8 @@ ActionName = Literal[
     "wait",
     "go_back",
     "switch_tab",
+    "start_video_sampling",
+    "stop_video_sampling",
     "terminate",
 ]
 """Actions the web agent may choose: the action registry, plus NetGent's ``terminate``

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
     from selenium.webdriver.remote.webelement import WebElement
 
+    from .video import VideoSampler
+
 POLL = 0.03
 """Seconds between two attempts while waiting for an element."""
 
@@ -76,11 +78,13 @@ class Actions:
         timeout: float,
         check_url: Callable[[str], None],
         deadline: float | None = None,
+        sampler: VideoSampler | None = None,
     ) -> None:
         self.driver = driver
         self.timeout = timeout
         self.check_url = check_url
         self.deadline = deadline
+        self.sampler = sampler
         self._registry: dict[str, Callable[[dict[str, Any]], None]] = {
             "navigate": self.navigate,
             "click": self.click,
@@ -93,6 +97,8 @@ class Actions:
             "wait": self.wait,
             "switch_tab": self.switch_tab,
             "go_back": self.go_back,
+            "start_video_sampling": self.start_video_sampling,
+            "stop_video_sampling": self.stop_video_sampling,
         }
 
     def run(self, kind: str, params: dict[str, Any]) -> None:
@@ -344,6 +350,27 @@ class Actions:
     def go_back(self, params: dict[str, Any]) -> None:
         """Go back one page in the tab's history."""
         self.driver.back()
+
+    def start_video_sampling(self, params: dict[str, Any]) -> None:
+        """Sample every ``<video>`` every ``interval`` seconds (default 1) until
+        ``stop_video_sampling`` or the end of the run (see :mod:`.video`)."""
+        if self.sampler is None:
+            raise ActionFailed("video sampling needs a workflow run (no sampler here)")
+        try:
+            interval = float(params.get("interval", 1.0))
+        except (TypeError, ValueError):
+            interval = -1.0
+        if interval <= 0:
+            raise ActionFailed(
+                f"start_video_sampling: interval must be a number of seconds above 0, "
+                f"got {params.get('interval')!r}"
+            )
+        self.sampler.start(interval)
+
+    def stop_video_sampling(self, params: dict[str, Any]) -> None:
+        """Stop sampling videos (their last samples are taken now)."""
+        if self.sampler is not None:
+            self.sampler.stop()
 
 
 _SCROLL_JS = """

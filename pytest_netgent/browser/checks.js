@@ -149,6 +149,9 @@ function finish(result) {
   finished = true;
   if (observer) observer.disconnect();
   if (timer) clearTimeout(timer);
+  // samples of the video quality sampler, if it runs in this page
+  const qoe = window.__netgentQoe;
+  if (qoe && qoe.take) result.qoe = qoe.take();
   done(result);
 }
 

@@ -29,6 +29,8 @@ class Tick:
     results: list[list[tuple[bool, str]]] = field(default_factory=list)
     matched: list[int] = field(default_factory=list)
     error: str = ""
+    qoe: list[dict[str, Any]] = field(default_factory=list)
+    """Video quality samples the page had waiting (see :mod:`.video`)."""
 
     @property
     def ok(self) -> bool:
@@ -61,7 +63,7 @@ def evaluate(
     if not isinstance(raw, dict):
         return Tick(error=f"unexpected answer from the page: {raw!r}")
     if raw.get("error"):
-        return Tick(error=str(raw["error"]))
+        return Tick(error=str(raw["error"]), qoe=list(raw.get("qoe") or []))
     return Tick(
         doc=str(raw["doc"]),
         href=str(raw["href"]),
@@ -70,6 +72,7 @@ def evaluate(
             [(bool(c[0]), str(c[1]) if len(c) > 1 else "") for c in row] for row in raw["results"]
         ],
         matched=[int(i) for i in raw["matched"]],
+        qoe=list(raw.get("qoe") or []),
     )
 
 

@@ -407,6 +407,8 @@ class BuiltinSynthesiser:
             factor = 0.001 if unit.startswith(("ms", "milli")) else 60.0 if unit[0] == "m" else 1.0
             seconds = float(m[1]) * factor
             return [Action(type="wait", params={"seconds": seconds})]
+        if sampling := _video_sampling(low):
+            return [sampling]
         if m := re.fullmatch(rf"press(?: the)? ({KEY_NAMES}|\S)(?: key)?(?: in (.+))?", low):
             params: dict[str, object] = {"key": _key_name(m[1])}
             if m[2]:
@@ -761,6 +763,35 @@ def _unique(checks: list[Check]) -> list[Check]:
         if c not in out:
             out.append(c)
     return out
+
+
+_EVERY = r"(?: (?:every|each) ([\d.]+) ?(ms|milliseconds?|s|secs?|seconds?))?"
+_SAMPLING = (
+    re.compile(
+        r"(start|begin|stop|end|finish) (?:sampling|recording|logging|measuring|monitoring|"
+        r"collecting) (?:the )?(?:videos?|playback)(?: quality| stats| statistics| metrics)?"
+        + _EVERY
+    ),
+    re.compile(
+        r"(start|begin|stop|end|finish) (?:the )?video(?: quality)? (?:sampling|sampler|"
+        r"stats|statistics|logging)" + _EVERY
+    ),
+    re.compile(r"(sample) (?:the )?(?:videos?|video quality|playback)" + _EVERY),
+)
+
+
+def _video_sampling(text: str) -> Action | None:
+    """The sampler actions: 'Start sampling video quality every 0.5 seconds', 'Stop the
+    video sampler'."""
+    for pattern in _SAMPLING:
+        if m := pattern.fullmatch(text):
+            if m[1] in ("stop", "end", "finish"):
+                return Action(type="stop_video_sampling", params={})
+            params: dict[str, object] = {}
+            if m[2]:
+                params["interval"] = float(m[2]) * (0.001 if m[3].startswith("m") else 1.0)
+            return Action(type="start_video_sampling", params=params)
+    return None
 
 
 def _key_name(text: str) -> str:

@@ -1,0 +1,80 @@
+// Video quality sampler: every INTERVAL ms, one sample per <video> on the page.
+//
+// Installed by the start_video_sampling action in the current page and, through the
+// DevTools protocol, in every page loaded until stop_video_sampling. Samples wait in
+// window.__netgentQoe until the engine takes them (each engine tick does); a page that is
+// left hands its pending samples to the next page of the same site through sessionStorage.
+(function (interval) {
+  "use strict";
+  const KEY = "netgent.qoe";
+  const old = window.__netgentQoe;
+  if (old && old.timer) return;  // already sampling this page
+  const pending = [];
+  try {
+    const carried = JSON.parse(sessionStorage.getItem(KEY) || "[]");
+    if (Array.isArray(carried)) pending.push(...carried);
+    sessionStorage.removeItem(KEY);
+  } catch (e) { /* no storage on data: pages; nothing carried */ }
+  const stalls = new WeakMap();
+  const names = new WeakMap();
+  let counter = 0;
+
+  function watch(video) {
+    if (stalls.has(video)) return;
+    stalls.set(video, 0);
+    names.set(video, counter++);
+    // "waiting": playback stopped because the next frame is not there (a stall);
+    // the first one, before playback ever started, is start-up delay, not a stall.
+    video.addEventListener("waiting", () => {
+      if (video.currentTime > 0) stalls.set(video, stalls.get(video) + 1);
+    });
+  }
+
+  function ahead(video) {
+    const t = video.currentTime;
+    const ranges = video.buffered;
+    for (let i = 0; i < ranges.length; i++) {
+      if (ranges.start(i) <= t + 0.1 && t <= ranges.end(i)) return ranges.end(i) - t;
+    }
+    return 0;
+  }
+
+  function sample() {
+    const now = Date.now();
+    document.querySelectorAll("video").forEach((video) => {
+      watch(video);
+      const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
+      pending.push({
+        t: now,
+        page: location.href,
+        video: names.get(video),
+        element: video.id ? "#" + video.id : "video",
+        playback_time: Math.round(video.currentTime * 1000) / 1000,
+        paused: video.paused,
+        ended: video.ended,
+        ready_state: video.readyState,
+        width: video.videoWidth,
+        height: video.videoHeight,
+        buffered_ahead: Math.round(ahead(video) * 1000) / 1000,
+        decoded_frames: quality ? quality.totalVideoFrames : null,
+        dropped_frames: quality ? quality.droppedVideoFrames : null,
+        stalls: stalls.get(video),
+        playback_rate: video.playbackRate,
+      });
+    });
+    if (pending.length > 10000) pending.splice(0, pending.length - 10000);
+  }
+
+  const state = {
+    timer: setInterval(sample, interval),
+    take() { return pending.splice(0); },
+    stop() { clearInterval(state.timer); state.timer = null; sample(); return pending.splice(0); },
+  };
+  window.__netgentQoe = state;
+  window.addEventListener("pagehide", () => {
+    if (!state.timer) return;
+    sample();
+    try { sessionStorage.setItem(KEY, JSON.stringify(pending)); } catch (e) { /* gone */ }
+  });
+  sample();
+})(INTERVAL);
