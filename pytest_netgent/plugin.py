@@ -6,6 +6,7 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Generator, Iterator
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .collect import WorkflowFile, is_workflow_file, result_key
+from .capture import CaptureSettings, ItemCapture, folder_name
+from .collect import WorkflowFile, WorkflowItem, is_workflow_file, result_key
 from .errors import BrowserError
 from .recorder import RECORD_PROPERTY, RecordLog
 from .runner import BrowserPool, NetgentBrowser, Settings, copy_profile
@@ -22,6 +24,7 @@ from .runner import BrowserPool, NetgentBrowser, Settings, copy_profile
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from .netns import LoopbackBridge
     from .synthesis import Synthesiser
 
 RUN_SECONDS_PROPERTY = "netgent_run_seconds"
@@ -71,6 +74,15 @@ def _count(option: str) -> Callable[[str], int]:
         return int(text)
 
     return parse
+
+
+def _capture_modes(text: str) -> frozenset[str]:
+    from .capture import parse_modes
+
+    try:
+        return parse_modes(text)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _record_mode(text: str) -> str:
@@ -193,6 +205,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Browser profile (e.g. logged-in sessions) copied once per worker; its cookies "
         "and storage are kept between items (default: ini netgent_user_data_dir).",
     )
+    group.addoption(
+        "--netgent-capture",
+        dest="netgent_capture",
+        metavar="MODES",
+        type=_capture_modes,
+        default=None,
+        help="Capture each item's traffic into its own folder under --netgent-artifacts: "
+        "pcap (tcpdump, each worker in its own network namespace; root), har (from the "
+        "browser's network events), netlog (Chromium's net log), comma-separated; with its "
+        "timeline.json, video samples and a manifest.csv / labels.csv for the session.",
+    )
+    group.addoption(
+        "--netgent-sslkeylog",
+        dest="netgent_sslkeylog",
+        action="store_true",
+        default=False,
+        help="With --netgent-capture: write the browser's TLS keys beside each item's pcap "
+        "(sslkeys.log, NSS key log format) so that its HTTPS can be decrypted.",
+    )
     parser.addini(
         "netgent_browser_args",
         "Extra Chromium flags, one per line (before --netgent-browser-arg).",
@@ -248,6 +279,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
             )
     _schedule_groups(config)
+    capture = _capture_settings(config, artifacts, remote)
     config.stash[settings_key] = Settings(
         browser=BrowserOptions(
             headless=not config.getoption("netgent_headed"),
@@ -260,7 +292,9 @@ def pytest_configure(config: pytest.Config) -> None:
             chromedriver=_setting(config, "netgent_chromedriver"),
             remote=remote,
             remote_retries=retries,
+            network_events="har" in capture.modes,
         ),
+        capture=capture,
         profile=profile,
         state_timeout=timeout,
         artifacts=artifacts,
@@ -268,10 +302,88 @@ def pytest_configure(config: pytest.Config) -> None:
         record=config.getoption("netgent_record") or "",
         rootdir=config.rootpath,
     )
+    if capture.on and getattr(config, "workerinput", None) is None:
+        config.pluginmanager.register(CaptureLog(capture), "netgent-capture-log")
     if config.getoption("netgent_record"):
         log = RecordLog()
         config.stash[record_log_key] = log
         config.pluginmanager.register(log, "netgent-record-log")
+
+
+def _runs_browsers(config: pytest.Config) -> bool:
+    """Whether this process runs items: an xdist worker, or pytest without ``-n``."""
+    if getattr(config, "workerinput", None) is not None:
+        return True
+    return getattr(config.option, "dist", "no") == "no" or not getattr(
+        config.option, "numprocesses", None
+    )
+
+
+def _capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> CaptureSettings:
+    """``--netgent-capture``; a process that runs items and captures packets moves into a
+    network namespace of its own here, before any fixture starts a server."""
+    from . import netns
+
+    modes: frozenset[str] = config.getoption("netgent_capture") or frozenset()
+    sslkeylog = bool(config.getoption("netgent_sslkeylog"))
+    if sslkeylog and not modes:
+        raise pytest.UsageError(
+            "--netgent-sslkeylog writes TLS keys beside the captures: add --netgent-capture, "
+            "e.g. --netgent-capture=pcap --netgent-sslkeylog"
+        )
+    capture = CaptureSettings(modes=modes, root=artifacts, sslkeylog=sslkeylog)
+    if "pcap" in modes:
+        capture.pcap_off = netns.unavailable(remote)
+        if not capture.pcap_off and _runs_browsers(config):
+            capture.pcap_off = netns.isolate()
+    return capture
+
+
+class CaptureLog:
+    """On the controller (or pytest without ``-n``): gathers every item's capture row
+    and writes ``manifest.csv`` and ``labels.csv`` at the end of the session."""
+
+    def __init__(self, settings: CaptureSettings) -> None:
+        self.settings = settings
+        self.rows: list[dict[str, str]] = []
+        self.written: tuple[Path, Path] | None = None
+
+    def pytest_report_header(self) -> str:
+        return self.settings.summary()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == CAPTURE_PROPERTY and isinstance(value, dict):
+                self.rows.append(value)
+
+    def pytest_sessionfinish(self) -> None:
+        from .capture import write_manifest
+
+        if self.rows:
+            self.written = write_manifest(self.settings.root, self.rows)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.written is None:
+            return
+        from .capture import MODES
+
+        counts = []
+        for kind in (*MODES, "qoe"):
+            files = [r for r in self.rows if r.get(kind)]
+            if files:
+                size = sum(int(r.get(f"{kind}_bytes") or 0) for r in files)
+                counts.append(f"{len(files)} {kind} ({size / 1e6:.1f} MB)")
+        failed = sum(1 for r in self.rows if r.get("outcome") != "passed")
+        terminalreporter.write_sep("=", "netgent capture")
+        terminalreporter.write_line(
+            f"{len(self.rows)} items ({failed} not passed): {', '.join(counts) or 'no captures'}"
+        )
+        terminalreporter.write_line(f"manifest: {self.written[0]}")
+        terminalreporter.write_line(f"labels:   {self.written[1]}")
+
+
+CAPTURE_PROPERTY = "netgent_capture"
+"""Report property (teardown): the item's row of ``manifest.csv``."""
 
 
 def _schedule_groups(config: pytest.Config) -> None:
@@ -316,6 +428,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    _capture_outcome(item, call.when, report)
     result = item.stash.get(result_key, None)
     if call.when == "call" and result is not None:
         # the engine's own time: what the item took beyond it is the plugin's overhead
@@ -342,6 +455,34 @@ def pytest_runtest_makereport(
             )
         )
     return report
+
+
+def _capture_outcome(item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+    """Mark the item's captures with its outcome, and send its manifest row along with
+    the teardown report (to the xdist controller)."""
+    settings = item.config.stash.get(settings_key, None)
+    if settings is None or not settings.capture.on:
+        return
+    phases = item.stash.setdefault(phases_key, {})
+    phases[when] = report.outcome
+    if when != "teardown":
+        return
+    capture = item.stash.get(capture_key, None)
+    if capture is None:
+        if not isinstance(item, WorkflowItem):
+            return  # a test without netgent_browser captured nothing
+        capture = _item_capture(item, settings)  # failed before its browser started
+    if phases.get("setup") == "failed" or phases.get("teardown") == "failed":
+        capture.outcome = "error"
+    elif "failed" in phases.values():
+        capture.outcome = "failed"
+    elif "skipped" in phases.values():
+        capture.outcome = "skipped"
+    else:
+        capture.outcome = "passed"
+    if capture.folder.is_dir():
+        capture.save()
+    report.user_properties.append((CAPTURE_PROPERTY, capture.row(settings.capture.root)))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -415,13 +556,22 @@ def netgent_synthesiser(
 
 @pytest.fixture
 def netgent_browser(
-    netgent_browser_pool: BrowserPool, netgent_settings: Settings, netgent_base_url: str
+    request: pytest.FixtureRequest,
+    netgent_browser_pool: BrowserPool,
+    netgent_settings: Settings,
+    netgent_base_url: str,
 ) -> Iterator[NetgentBrowser]:
     """A browser reset for this test (no cookies, storage or extra tabs afterwards).
 
     ``.driver`` is the Selenium WebDriver; ``.run(file, name)`` replays a workflow and
-    returns its :class:`~pytest_netgent.RunResult`.
+    returns its :class:`~pytest_netgent.RunResult`. With ``--netgent-capture`` the test
+    gets a browser of its own, and its traffic is captured into its own folder.
     """
+    if netgent_settings.capture.on:
+        yield from _captured_browser(
+            request.node, netgent_browser_pool, netgent_settings, netgent_base_url
+        )
+        return
     try:
         netgent_browser_pool.start()  # now: a browser that cannot start errors the setup
     except BrowserError as exc:
@@ -429,3 +579,74 @@ def netgent_browser(
     browser = NetgentBrowser(netgent_browser_pool, netgent_settings, netgent_base_url)
     yield browser
     netgent_browser_pool.reset(browser.origins)
+
+
+capture_key = pytest.StashKey[ItemCapture]()
+"""``item.stash[capture_key]``: the :class:`ItemCapture` of a test that captured."""
+
+phases_key = pytest.StashKey[dict[str, str]]()
+"""``item.stash[phases_key]``: the outcome of each phase (setup, call, teardown)."""
+
+_bridge: LoopbackBridge | None = None
+
+
+def _item_capture(item: pytest.Item, settings: Settings) -> ItemCapture:
+    secrets: list[str] = []
+    workflow = category = ""
+    parameters: dict[str, Any] = {}
+    if isinstance(item, WorkflowItem):
+        from .secrets import resolve_secrets
+
+        workflow, category = item.loaded.workflow.name, item.loaded.workflow.category or ""
+        parameters = dict(item.params)
+        with contextlib.suppress(Exception):  # a missing secret fails the run itself
+            secrets = list(resolve_secrets(item.loaded).values())
+    return ItemCapture(
+        settings=settings.capture,
+        nodeid=item.nodeid,
+        folder=settings.capture.root / folder_name(item.nodeid, secrets),
+        worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        workflow=workflow,
+        category=category,
+        parameters=parameters,
+    )
+
+
+def _captured_browser(
+    item: pytest.Item, pool: BrowserPool, settings: Settings, base_url: str
+) -> Iterator[NetgentBrowser]:
+    """A fresh browser for one test, with its captures running around it."""
+    global _bridge
+    from . import netns
+    from .capture import CaptureError
+
+    capture = _item_capture(item, settings)
+    item.stash[capture_key] = capture
+    flags = capture.prepare()
+    pool.close()  # each item starts from a fresh browser: cold cache, no open connection
+    if settings.capture.pcap and netns.isolated() and base_url:
+        _bridge = _bridge or netns.LoopbackBridge()
+        if why := _bridge.reach(base_url):
+            pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
+    try:
+        driver = pool.start(flags)
+        capture.start(driver)
+    except (BrowserError, CaptureError) as exc:
+        pool.close()
+        capture.stop()
+        pytest.fail(exc.report(), pytrace=False)
+    browser = NetgentBrowser(pool, settings, base_url)
+    try:
+        yield browser
+    finally:
+        events: list[dict[str, Any]] = []
+        try:
+            if pool.running is not None:
+                events = capture.har_events(pool.running)
+        finally:
+            pool.close()  # the browser closes its connections inside the capture
+            capture.stop()
+            capture.workflow = capture.workflow or ", ".join(
+                dict.fromkeys(r.workflow for r in browser.results)
+            )
+            capture.write(browser.results, events, browser.secrets)

@@ -11,6 +11,7 @@ Workflow items use it, and so can Python tests::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from . import store
 from .automaton import Automaton, State
 from .browser.session import BrowserOptions, reset_browser, start_browser
+from .capture import CaptureSettings
 from .engine import Engine, Redactor, RunResult, RunSettings
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
@@ -46,6 +48,8 @@ class Settings:
     """The project's root: proposals under ``artifacts/proposed`` mirror paths below it."""
     profile: Path | None = None
     """``--netgent-user-data-dir``: the browser profile each worker copies."""
+    capture: CaptureSettings = field(default_factory=CaptureSettings)
+    """``--netgent-capture``: what each item captures, and where."""
 
 
 # Files a running Chromium keeps in its profile: a copy must not carry them over.
@@ -79,10 +83,19 @@ class BrowserPool:
         """The live driver, started now if needed."""
         return self.start()
 
-    def start(self) -> WebDriver:
-        """Start the browser unless it runs; raises :class:`BrowserError` if it cannot."""
+    @property
+    def running(self) -> WebDriver | None:
+        """The driver if a browser runs, else ``None`` (never starts one)."""
+        return self._driver
+
+    def start(self, extra_args: list[str] | None = None) -> WebDriver:
+        """Start the browser unless it runs, with ``extra_args`` besides the options' flags;
+        raises :class:`BrowserError` if it cannot."""
         if self._driver is None:
-            self._driver = start_browser(self.options)
+            options = self.options
+            if extra_args:
+                options = dataclasses.replace(options, args=[*options.args, *extra_args])
+            self._driver = start_browser(options)
         return self._driver
 
     def reset(self, origins: set[str]) -> None:
@@ -136,6 +149,10 @@ class NetgentBrowser:
         self.settings = settings
         self.base_url = base_url
         self.origins: set[str] = set()
+        self.results: list[RunResult] = []
+        """The results of the runs of this test, in order."""
+        self.secrets: dict[str, str] = {}
+        """Every secret the runs of this test used (kept out of captures)."""
 
     @property
     def driver(self) -> WebDriver:
@@ -190,6 +207,7 @@ class NetgentBrowser:
         else:
             replay = list(states)
         secrets = resolve_secrets(loaded)
+        self.secrets.update(secrets)
         values: dict[str, Any] = {**spec.vars, **(params or {})}
         url = self.base_url if base_url is None else base_url
         if url:
@@ -237,6 +255,7 @@ class NetgentBrowser:
             order=[s.name for s in spec.states],
         )
         result = engine.run()
+        self.results.append(result)
         self.origins |= result.origins
         if isinstance(result.error, BrowserError):
             self._pool.close()  # dead: the next item starts a fresh one

@@ -63,6 +63,8 @@ class BrowserOptions:
     """Seconds before the first retry; doubled for each next one."""
     user_data_dir: str = ""
     """Browser profile folder (this worker's own copy)."""
+    network_events: bool = False
+    """Log the DevTools network events (read with ``driver.get_log("performance")``)."""
 
     def locate(self) -> tuple[str, str]:
         """Absolute paths of Chromium and ChromeDriver, or a :class:`BrowserError`."""
@@ -110,7 +112,13 @@ def _chrome_options(options: BrowserOptions, browser: str) -> Any:
     for arg in options.chromium_args():
         chrome_options.add_argument(arg)
     chrome_options.add_experimental_option("excludeSwitches", ["enable-automation"])
-    chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF"})
+    if options.network_events:
+        chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF", "performance": "ALL"})
+        chrome_options.add_experimental_option(
+            "perfLoggingPrefs", {"enableNetwork": True, "enablePage": False}
+        )
+    else:
+        chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF"})
     return chrome_options
 
 

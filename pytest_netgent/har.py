@@ -1,0 +1,302 @@
+"""HAR 1.2 from the browser's network events (the DevTools protocol's ``Network`` domain,
+read through ChromeDriver's performance log).
+
+Entries carry the request and response headers, sizes on the wire, timings and the
+server address; WebSocket messages go under Chromium's ``_webSocketMessages``. Bodies are
+not kept (their bytes are in the pcap).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from . import __version__
+
+Redact = Callable[[str], str]
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _headers(raw: Any) -> list[dict[str, str]]:
+    if not isinstance(raw, dict):
+        return []
+    out = []
+    for name, value in raw.items():
+        for line in str(value).split("\n"):  # repeated headers arrive joined by newlines
+            out.append({"name": str(name), "value": line})
+    return out
+
+
+def _http_version(protocol: str) -> str:
+    return {"h2": "HTTP/2", "h3": "HTTP/3", "http/1.0": "HTTP/1.0"}.get(
+        protocol.lower(), "HTTP/1.1" if protocol else ""
+    )
+
+
+class _Request:
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.id = str(params.get("requestId", ""))
+        self.request: dict[str, Any] = dict(params.get("request") or {})
+        self.wall = float(params.get("wallTime") or 0.0)
+        self.start = float(params.get("timestamp") or 0.0)
+        self.type = str(params.get("type") or "")
+        self.extra_request: dict[str, Any] = {}
+        self.response: dict[str, Any] = {}
+        self.extra_response: dict[str, Any] = {}
+        self.data_length = 0
+        self.encoded = 0
+        self.end = 0.0
+        self.error = ""
+        self.redirect_to = ""
+
+    def entry(self) -> dict[str, Any]:
+        req = self.request
+        res = self.response
+        url = str(req.get("url", ""))
+        headers = self.extra_request.get("headers") or req.get("headers") or {}
+        post = req.get("postData")
+        request: dict[str, Any] = {
+            "method": req.get("method", "GET"),
+            "url": url,
+            "httpVersion": _http_version(str(res.get("protocol", ""))),
+            "cookies": [],
+            "headers": _headers(headers),
+            "queryString": [
+                {"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query, True)
+            ],
+            "headersSize": -1,
+            "bodySize": len(post.encode("utf-8")) if isinstance(post, str) else 0,
+        }
+        if isinstance(post, str):
+            mime = next(
+                (str(v) for k, v in dict(headers).items() if k.lower() == "content-type"), ""
+            )
+            request["postData"] = {"mimeType": mime, "text": post}
+        timing = res.get("timing") or {}
+        status = int(res.get("status") or 0)
+        content_type = str(res.get("mimeType") or "")
+        response: dict[str, Any] = {
+            "status": status,
+            "statusText": str(res.get("statusText") or ""),
+            "httpVersion": _http_version(str(res.get("protocol", ""))),
+            "cookies": [],
+            "headers": _headers(self.extra_response.get("headers") or res.get("headers")),
+            "content": {"size": self.data_length, "mimeType": content_type},
+            "redirectURL": self.redirect_to,
+            "headersSize": -1,
+            "bodySize": self.encoded if res else -1,
+        }
+        if self.error:
+            response["_error"] = self.error
+        timings = _timings(timing, self.start, self.end)
+        entry: dict[str, Any] = {
+            "startedDateTime": _iso(self.wall),
+            "time": round(sum(v for v in timings.values() if v > 0), 3),
+            "request": request,
+            "response": response,
+            "cache": {},
+            "timings": timings,
+            "_resourceType": self.type.lower(),
+            "_transferSize": self.encoded,
+            "_requestId": self.id,
+        }
+        if res.get("remoteIPAddress"):
+            entry["serverIPAddress"] = str(res["remoteIPAddress"]).strip("[]")
+        if res.get("connectionId") is not None:
+            entry["connection"] = str(res["connectionId"])
+        return entry
+
+
+def _timings(timing: dict[str, Any], start: float, end: float) -> dict[str, float]:
+    """HAR timings (ms) from a ``ResourceTiming``; -1 for phases that did not happen."""
+
+    def span(a: str, b: str) -> float:
+        x, y = float(timing.get(a, -1)), float(timing.get(b, -1))
+        return round(y - x, 3) if x >= 0 and y >= 0 else -1.0
+
+    if not timing:
+        total = round((end - start) * 1000, 3) if end > start > 0 else 0.0
+        return {"send": 0.0, "wait": total, "receive": 0.0}
+    base = float(timing.get("requestTime", start))
+    send_end = float(timing.get("sendEnd", 0.0))
+    headers_end = float(timing.get("receiveHeadersEnd", send_end))
+    blocked = float(timing.get("dnsStart", -1))
+    if blocked < 0:
+        blocked = float(timing.get("connectStart", -1))
+    if blocked < 0:
+        blocked = float(timing.get("sendStart", 0.0))
+    receive = (end - base) * 1000 - headers_end if end > 0 else 0.0
+    return {
+        "blocked": round(max(blocked, 0.0), 3),
+        "dns": span("dnsStart", "dnsEnd"),
+        "connect": span("connectStart", "connectEnd"),
+        "ssl": span("sslStart", "sslEnd"),
+        "send": max(span("sendStart", "sendEnd"), 0.0),
+        "wait": round(max(headers_end - send_end, 0.0), 3),
+        "receive": round(max(receive, 0.0), 3),
+    }
+
+
+class _Socket:
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.url = str(params.get("url", ""))
+        self.messages: list[dict[str, Any]] = []
+        self.request_headers: dict[str, Any] = {}
+        self.response: dict[str, Any] = {}
+        self.wall = 0.0
+        self.start = 0.0
+
+
+def build_har(
+    events: Iterable[dict[str, Any]], title: str = "", redact: Redact = str
+) -> dict[str, Any]:
+    """A HAR document from DevTools ``Network.*`` events (``{"method", "params"}``), in
+    the order the browser sent them; every string passes through ``redact``."""
+    requests: dict[str, _Request] = {}
+    done: list[_Request] = []
+    sockets: dict[str, _Socket] = {}
+    # offset between the protocol's monotonic timestamps and the wall clock
+    offset: float | None = None
+    for event in events:
+        method = str(event.get("method", ""))
+        params: dict[str, Any] = event.get("params") or {}
+        rid = str(params.get("requestId", ""))
+        if method == "Network.requestWillBeSent":
+            if params.get("wallTime") and params.get("timestamp"):
+                offset = float(params["wallTime"]) - float(params["timestamp"])
+            url = str((params.get("request") or {}).get("url", ""))
+            previous = requests.pop(rid, None)
+            if previous is not None and params.get("redirectResponse"):
+                previous.response = params["redirectResponse"]
+                previous.redirect_to = url
+                previous.end = float(params.get("timestamp") or 0.0)
+                done.append(previous)
+            if url.startswith(("http://", "https://")):
+                requests[rid] = _Request(params)
+        elif method == "Network.requestWillBeSentExtraInfo" and rid in requests:
+            requests[rid].extra_request = params
+        elif method == "Network.responseReceived" and rid in requests:
+            requests[rid].response = params.get("response") or {}
+        elif method == "Network.responseReceivedExtraInfo" and rid in requests:
+            requests[rid].extra_response = params
+        elif method == "Network.dataReceived" and rid in requests:
+            requests[rid].data_length += int(params.get("dataLength") or 0)
+            requests[rid].encoded += int(params.get("encodedDataLength") or 0)
+        elif method in ("Network.loadingFinished", "Network.loadingFailed") and rid in requests:
+            request = requests.pop(rid)
+            request.end = float(params.get("timestamp") or 0.0)
+            if method == "Network.loadingFinished":
+                request.encoded = int(params.get("encodedDataLength") or request.encoded)
+            else:
+                request.error = str(params.get("errorText") or "failed")
+                if params.get("canceled"):
+                    request.error += " (canceled)"
+            done.append(request)
+        elif method == "Network.webSocketCreated":
+            sockets[rid] = _Socket(params)
+        elif method == "Network.webSocketWillSendHandshakeRequest" and rid in sockets:
+            sockets[rid].wall = float(params.get("wallTime") or 0.0)
+            sockets[rid].start = float(params.get("timestamp") or 0.0)
+            sockets[rid].request_headers = (params.get("request") or {}).get("headers") or {}
+        elif method == "Network.webSocketHandshakeResponseReceived" and rid in sockets:
+            sockets[rid].response = params.get("response") or {}
+        elif (
+            method in ("Network.webSocketFrameSent", "Network.webSocketFrameReceived")
+            and rid in sockets
+        ):
+            frame = params.get("response") or {}
+            stamp = float(params.get("timestamp") or 0.0)
+            sockets[rid].messages.append(
+                {
+                    "type": "send" if method.endswith("Sent") else "receive",
+                    "time": round(stamp + (offset or 0.0), 3),
+                    "opcode": int(frame.get("opcode") or 1),
+                    "data": str(frame.get("payloadData") or ""),
+                }
+            )
+    done.extend(requests.values())  # still loading when the item ended
+    entries = [r.entry() for r in done]
+    for sock in sockets.values():
+        entries.append(_socket_entry(sock, offset))
+    entries.sort(key=lambda e: str(e["startedDateTime"]))
+    started = entries[0]["startedDateTime"] if entries else _iso(0)
+    har = {
+        "log": {
+            "version": "1.2",
+            "creator": {"name": "pytest-netgent", "version": __version__},
+            "pages": [
+                {
+                    "id": "page_1",
+                    "startedDateTime": started,
+                    "title": title,
+                    "pageTimings": {},
+                }
+            ],
+            "entries": [{"pageref": "page_1", **e} for e in entries],
+        }
+    }
+    redacted: dict[str, Any] = _redacted(har, redact)
+    return redacted
+
+
+def _socket_entry(sock: _Socket, offset: float | None) -> dict[str, Any]:
+    wall = sock.wall or (sock.start + (offset or 0.0))
+    res = sock.response
+    return {
+        "startedDateTime": _iso(wall),
+        "time": 0,
+        "request": {
+            "method": "GET",
+            "url": sock.url,
+            "httpVersion": "HTTP/1.1",
+            "cookies": [],
+            "headers": _headers(sock.request_headers),
+            "queryString": [],
+            "headersSize": -1,
+            "bodySize": 0,
+        },
+        "response": {
+            "status": int(res.get("status") or 0),
+            "statusText": str(res.get("statusText") or ""),
+            "httpVersion": "HTTP/1.1",
+            "cookies": [],
+            "headers": _headers(res.get("headers")),
+            "content": {"size": 0, "mimeType": ""},
+            "redirectURL": "",
+            "headersSize": -1,
+            "bodySize": -1,
+        },
+        "cache": {},
+        "timings": {"send": 0, "wait": 0, "receive": 0},
+        "_resourceType": "websocket",
+        "_webSocketMessages": sock.messages,
+    }
+
+
+def _redacted(value: Any, redact: Redact) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v, redact) for k, v in value.items()}
+    return value
+
+
+def network_events(log: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``Network.*`` events of ChromeDriver's performance log entries."""
+    events = []
+    for entry in log:
+        try:
+            message = json.loads(entry["message"])["message"]
+        except (KeyError, TypeError, ValueError):
+            continue
+        if str(message.get("method", "")).startswith("Network."):
+            events.append(message)
+    return events

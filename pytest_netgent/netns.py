@@ -1,0 +1,231 @@
+"""A network namespace of its own for each xdist worker, so that its packet capture holds
+only its own traffic.
+
+:func:`isolate` moves the calling process (an xdist worker, or pytest itself without
+``-n``) into a fresh network namespace with loopback up: the local applications its
+fixtures start, its browser and its tcpdump all live there, and no other worker's packets
+ever cross its loopback. Servers that listen on the host's loopback (``--netgent-base-url
+http://127.0.0.1:8000`` with the server started beforehand) are reached through
+:class:`LoopbackBridge`: a listener on the same address inside the namespace whose
+connections are carried to the host's.
+
+Linux only, and only as root (creating a network namespace needs ``CAP_SYS_ADMIN``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import os
+import selectors
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import threading
+from urllib.parse import urlsplit
+
+CLONE_NEWNET = 0x40000000
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
+
+_host_namespace: int | None = None
+"""A handle on the namespace this process started in, once :func:`isolate` has run."""
+
+
+def unavailable(remote: str = "") -> str:
+    """Why packet capture cannot run here (one line), or "" when it can."""
+    if remote:
+        return (
+            "the browsers run on the Selenium Grid (--netgent-remote), out of reach of a "
+            "local capture"
+        )
+    if not sys.platform.startswith("linux"):
+        return f"network namespaces are Linux-only (this is {sys.platform})"
+    if os.geteuid() != 0:
+        return (
+            f"giving each worker its own network namespace needs root (running as uid "
+            f"{os.geteuid()}); run as root or with CAP_SYS_ADMIN and CAP_NET_RAW"
+        )
+    if shutil.which("tcpdump") is None:
+        return "tcpdump is not installed: apt-get install -y tcpdump"
+    probe = shutil.which("unshare")
+    if probe is not None:
+        answer = subprocess.run(
+            [probe, "--net", "true"], capture_output=True, text=True, check=False
+        )
+        if answer.returncode != 0:
+            why = (answer.stderr.strip().splitlines() or ["refused"])[-1]
+            return f"this system refuses new network namespaces ({why})"
+    return ""
+
+
+def isolate() -> str:
+    """Move this process into a new network namespace with loopback up.
+
+    Returns "" on success, else why it could not (one line). Threads started before the
+    call stay where they were; everything started after it (servers, browsers, tcpdump)
+    is inside.
+    """
+    global _host_namespace
+    if _host_namespace is not None:
+        return ""
+    libc = ctypes.CDLL(None, use_errno=True)
+    host = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    if libc.unshare(CLONE_NEWNET) != 0:
+        code = ctypes.get_errno()
+        os.close(host)
+        return (
+            f"unshare(CLONE_NEWNET) failed: {errno.errorcode.get(code, code)} {os.strerror(code)}"
+        )
+    _host_namespace = host
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sh", b"lo", 0)
+        flags = struct.unpack("16sh", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | _IFF_UP))
+    return ""
+
+
+def isolated() -> bool:
+    """Whether :func:`isolate` moved this process into a namespace of its own."""
+    return _host_namespace is not None
+
+
+def _enter_host() -> None:
+    """Move the calling thread back into the namespace the process started in."""
+    assert _host_namespace is not None
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(_host_namespace, CLONE_NEWNET) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"setns into the host network namespace: {os.strerror(code)}")
+
+
+def _listening(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        return probe.connect_ex((host, port)) == 0
+
+
+class LoopbackBridge:
+    """Carries connections to loopback ports inside the namespace over to the host's
+    loopback, where servers started before the run listen."""
+
+    def __init__(self) -> None:
+        self._listeners: dict[tuple[str, int], socket.socket] = {}
+        self._selector = selectors.DefaultSelector()
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    def reach(self, url: str) -> str:
+        """Make a loopback ``url`` reachable from inside the namespace; "" or why not."""
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if not isolated() or host not in ("127.0.0.1", "localhost"):
+            return ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        address = ("127.0.0.1", port)
+        with self._lock:
+            if address in self._listeners or _listening(*address):
+                return ""  # bridged already, or served inside the namespace
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                listener.bind(address)
+            except OSError as exc:
+                listener.close()
+                return f"cannot listen on {address[0]}:{port} inside the namespace: {exc}"
+            listener.listen(64)
+            listener.setblocking(False)
+            self._listeners[address] = listener
+            self._selector.register(listener, selectors.EVENT_READ, ("accept", address))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._serve, name="netgent-loopback-bridge", daemon=True
+                )
+                self._thread.start()
+            self._wake_w.send(b"x")
+        return ""
+
+    def _serve(self) -> None:
+        _enter_host()  # this thread connects to the host's loopback
+        peers: dict[socket.socket, socket.socket] = {}
+        while not self._stopping:
+            for key, _ in self._selector.select(timeout=1.0):
+                kind, data = key.data
+                sock: socket.socket = key.fileobj  # type: ignore[assignment]
+                if kind == "wake":
+                    with contextlib.suppress(OSError):
+                        sock.recv(64)
+                elif kind == "accept":
+                    self._accept(sock, data, peers)
+                else:
+                    self._pipe(sock, peers)
+        for sock in list(peers):
+            sock.close()
+
+    def _accept(
+        self,
+        listener: socket.socket,
+        address: tuple[str, int],
+        peers: dict[socket.socket, socket.socket],
+    ) -> None:
+        try:
+            inner, _ = listener.accept()
+        except OSError:
+            return
+        outer = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            outer.settimeout(5.0)
+            outer.connect(address)
+        except OSError:
+            inner.close()
+            outer.close()
+            return
+        for sock in (inner, outer):
+            sock.setblocking(False)
+        peers[inner], peers[outer] = outer, inner
+        self._selector.register(inner, selectors.EVENT_READ, ("pipe", None))
+        self._selector.register(outer, selectors.EVENT_READ, ("pipe", None))
+
+    def _pipe(self, sock: socket.socket, peers: dict[socket.socket, socket.socket]) -> None:
+        other = peers.get(sock)
+        try:
+            data = sock.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data and other is not None:
+            try:
+                other.setblocking(True)
+                other.sendall(data)
+                other.setblocking(False)
+                return
+            except OSError:
+                pass
+        for end in (sock, other):
+            if end is not None and end in peers:
+                with contextlib.suppress(KeyError, ValueError):
+                    self._selector.unregister(end)
+                peers.pop(end, None)
+                end.close()
+
+    def close(self) -> None:
+        """Stop carrying connections."""
+        self._stopping = True
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for listener in self._listeners.values():
+            listener.close()
+        self._listeners.clear()
+        self._wake_r.close()
+        self._wake_w.close()
