@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -39,6 +40,7 @@ from .errors import NetgentError
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
+    from .browser.session import BrowserOptions
     from .engine import RunResult
 
 MODES = ("pcap", "har", "netlog")
@@ -187,7 +189,7 @@ class Tcpdump:
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        time.sleep(0.05)  # packets still in the kernel's buffer reach the file
+        time.sleep(0.02)  # packets still in the kernel's buffer reach the file
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGINT)
         try:
@@ -214,6 +216,165 @@ def browser_ports(driver: WebDriver) -> list[int]:
     return ports
 
 
+CLEAR_NETWORK_STATE = """
+const b = window.chrome && window.chrome.benchmarking;
+if (!b) return false;
+b.clearCache(); b.clearHostResolverCache(); b.clearPredictorCache(); b.closeConnections();
+return true;
+"""
+"""Empties the HTTP cache, host and predictor caches and closes every connection (Chromium
+with ``--enable-net-benchmarking``), so that the next item starts cold."""
+
+
+@dataclass
+class _Window:
+    folder: Path
+    start: float
+    end: float | None = None
+
+
+@dataclass
+class _BrowserLog:
+    netlog: Path
+    keylog: Path
+    items: list[_Window] = field(default_factory=list)
+
+
+class CapturedBrowser:
+    """Starts the worker's browser for capture, and hands each item its share of what
+    the browser logs for the whole of its life.
+
+    The browser stays up between items, as without capture; between two items its HTTP
+    cache, host cache and connections are dropped besides the usual reset, so no item
+    reuses another's connection or cached response. Its netlog covers its whole life:
+    when it closes, each item gets the events of its own time window.
+    """
+
+    def __init__(self, options: BrowserOptions, settings: CaptureSettings, scratch: Path):
+        self.options = options
+        self.settings = settings
+        self.scratch = scratch
+        self._count = 0
+        self._log: _BrowserLog | None = None
+        self._keylog_offset = 0
+
+    def launch(self) -> WebDriver:
+        """Start a browser with the capture flags."""
+        from .browser.session import start_browser
+
+        self._count += 1
+        log = _BrowserLog(
+            self.scratch / f"netlog-{self._count}.json", self.scratch / f"keys-{self._count}.log"
+        )
+        flags = ["--enable-net-benchmarking"]
+        if "netlog" in self.settings.modes:
+            flags.append(f"--log-net-log={log.netlog}")
+        if self.settings.sslkeylog:
+            flags.append(f"--ssl-key-log-file={log.keylog}")
+        options = dataclasses.replace(self.options, args=[*self.options.args, *flags])
+        driver = start_browser(options)
+        self._log = log
+        self._keylog_offset = 0
+        return driver
+
+    def begin(self, capture: ItemCapture) -> None:
+        """``capture``'s item starts on the running browser."""
+        if self._log is not None:
+            capture.window = _Window(capture.folder, time.time())
+            self._log.items.append(capture.window)
+        self._keylog_offset = _size(self._log.keylog) if self._log else 0
+
+    def end(self, capture: ItemCapture) -> None:
+        """``capture``'s item is over: its TLS keys are copied now."""
+        if capture.window is not None and capture.window.end is None:
+            capture.window.end = time.time()
+        if self._log is None or not self.settings.sslkeylog:
+            return
+        size = _size(self._log.keylog)
+        target = capture.folder / FILES["sslkeylog"]
+        with target.open("wb") as out:
+            if size > self._keylog_offset:
+                with self._log.keylog.open("rb") as keys:
+                    keys.seek(self._keylog_offset)
+                    out.write(keys.read(size - self._keylog_offset))
+        self._keylog_offset = size
+
+    def closed(self) -> None:
+        """The browser has quit: give each of its items its part of the netlog."""
+        log, self._log = self._log, None
+        if log is None or "netlog" not in self.settings.modes or not log.items:
+            return
+        now = time.time()
+        for window in log.items:
+            window.end = window.end or now
+        split_netlog(log.netlog, log.items)
+        for window in log.items:
+            _update_item_file(window.folder)
+
+
+def split_netlog(path: Path, windows: list[_Window]) -> None:
+    """Write into each window's folder the events of the netlog ``path`` that happened
+    in that window (the file of a browser that was killed may end early)."""
+    try:
+        source = path.open("r", encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    with source:
+        head = source.readline().rstrip().rstrip(",")
+        try:
+            offset = int(json.loads(head + "}")["constants"]["timeTickOffset"])
+        except (ValueError, KeyError, TypeError):
+            return  # not a netlog (the browser died before writing one)
+        outs = [(w.folder / FILES["netlog"]).open("w", encoding="utf-8") for w in windows]
+        empty = [True] * len(windows)
+        for out in outs:
+            out.write(head + ',\n"events": [\n')
+        for line in source:
+            text = line.strip().rstrip(",")
+            if not text.startswith("{"):
+                continue
+            try:
+                at = (offset + int(json.loads(text)["time"])) / 1000.0
+            except (ValueError, KeyError, TypeError):
+                continue
+            for i, window in enumerate(windows):
+                if window.start <= at <= (window.end or at):
+                    outs[i].write(("" if empty[i] else ",\n") + text)
+                    empty[i] = False
+                    break
+        for out in outs:
+            out.write("\n]}\n")
+            out.close()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _update_item_file(folder: Path) -> None:
+    """Bring ``item.json``'s file list up to date with the folder."""
+    path = folder / "item.json"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    document.update(_files_of(folder, folder))
+    _write_json(path, document)
+
+
+def _files_of(folder: Path, root: Path) -> dict[str, str]:
+    out = {}
+    for kind, name in FILES.items():
+        path = folder / name
+        exists = path.is_file()
+        out[kind] = _relative(path, root) if exists else ""
+        out[f"{kind}_bytes"] = str(path.stat().st_size) if exists else ""
+    return out
+
+
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds")
 
@@ -232,26 +393,23 @@ class ItemCapture:
     started: float = 0.0
     ended: float = 0.0
     outcome: str = ""
-    files: dict[str, Path] = field(default_factory=dict)
+    window: _Window | None = None
     _tcpdump: Tcpdump | None = None
 
-    def prepare(self) -> list[str]:
-        """Make the item's folder empty and return the browser flags of its captures."""
+    def prepare(self) -> None:
+        """Make the item's folder, without the files of an earlier run of the item."""
         if self.folder.exists():
-            for old in FILES.values():
+            for old in (*FILES.values(), "item.json"):
                 with contextlib.suppress(FileNotFoundError):
                     (self.folder / old).unlink()
         self.folder.mkdir(parents=True, exist_ok=True)
-        flags = []
-        if "netlog" in self.settings.modes:
-            flags.append(f"--log-net-log={self.folder / FILES['netlog']}")
-        if self.settings.sslkeylog:
-            flags.append(f"--ssl-key-log-file={self.folder / FILES['sslkeylog']}")
-        return flags
 
     def start(self, driver: WebDriver) -> None:
-        """Start the packet capture (the browser runs already)."""
+        """Start the packet capture (the browser runs already, its WebDriver and DevTools
+        traffic left out); network events logged before now are dropped."""
         self.started = time.time()
+        if "har" in self.settings.modes:
+            self.har_events(driver)
         if self.settings.pcap:
             tcpdump = Tcpdump(self.folder / FILES["pcap"], browser_ports(driver))
             tcpdump.start()
@@ -273,9 +431,14 @@ class ItemCapture:
             ) from None
 
     def stop(self) -> None:
-        """Stop the packet capture (after the browser closed its connections)."""
+        """Stop the packet capture once the item's connections have closed (at most a
+        second after the browser dropped them), so their last packets are the item's."""
         if self._tcpdump is not None:
+            from .netns import isolated, settle
+
             tcpdump, self._tcpdump = self._tcpdump, None
+            if isolated():
+                settle(tcpdump.exclude_ports)
             tcpdump.stop()
         self.ended = time.time()
 
@@ -300,11 +463,6 @@ class ItemCapture:
             with path.open("w", encoding="utf-8") as out:
                 for sample in samples:
                     out.write(json.dumps(sample, separators=(",", ":")) + "\n")
-        self.files = {
-            kind: self.folder / name
-            for kind, name in FILES.items()
-            if (self.folder / name).is_file()
-        }
         self.parameters = {k: redact(str(v)) for k, v in self.parameters.items()}
         self.save()
 
@@ -321,10 +479,7 @@ class ItemCapture:
             "worker": self.worker,
             "folder": _relative(self.folder, root),
         }
-        for kind in FILES:
-            path = self.files.get(kind)
-            row[kind] = _relative(path, root) if path else ""
-            row[f"{kind}_bytes"] = str(path.stat().st_size) if path and path.exists() else ""
+        row.update(_files_of(self.folder, root))
         return row
 
     def save(self) -> None:
@@ -385,6 +540,9 @@ def write_manifest(root: Path, rows: list[dict[str, str]]) -> tuple[Path, Path]:
     item's pcap, relative to ``root``, and its category) under ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     rows = sorted(rows, key=lambda r: (r.get("start", ""), r.get("item", "")))
+    for row in rows:  # files written after the row left its worker (the netlog)
+        if row.get("folder"):
+            row.update(_files_of(root / row["folder"], root))
     manifest = root / "manifest.csv"
     with manifest.open("w", newline="", encoding="utf-8") as out:
         writer = csv.DictWriter(out, fieldnames=MANIFEST_FIELDS, extrasaction="ignore")

@@ -26,6 +26,9 @@ import struct
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
 from urllib.parse import urlsplit
 
 CLONE_NEWNET = 0x40000000
@@ -102,6 +105,40 @@ def _enter_host() -> None:
     if libc.setns(_host_namespace, CLONE_NEWNET) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"setns into the host network namespace: {os.strerror(code)}")
+
+
+# /proc/net/tcp states of a connection that is over, or of no connection at all
+_SETTLED = {"06", "07", "0A"}  # TIME_WAIT, CLOSE, LISTEN
+
+
+def open_connections(exclude_ports: Iterable[int] = ()) -> int:
+    """TCP connections of this namespace still open or closing, besides those on
+    ``exclude_ports``."""
+    skip = {f"{p:04X}" for p in exclude_ports}
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 4 or fields[3] in _SETTLED:
+                continue
+            ports = {fields[1].rsplit(":", 1)[-1], fields[2].rsplit(":", 1)[-1]}
+            if not ports & skip:
+                count += 1
+    return count
+
+
+def settle(exclude_ports: Iterable[int] = (), timeout: float = 1.0) -> int:
+    """Wait until this namespace's connections (besides ``exclude_ports``) have closed,
+    at most ``timeout`` seconds; how many are still open."""
+    ports = list(exclude_ports)
+    deadline = time.monotonic() + timeout
+    while (left := open_connections(ports)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return left
 
 
 def _listening(host: str, port: int) -> bool:

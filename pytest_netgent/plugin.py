@@ -508,6 +508,11 @@ def netgent_browser_pool(
         copy = copy_profile(netgent_settings.profile, tmp_path_factory.mktemp("profile"))
         options = dataclasses.replace(options, user_data_dir=str(copy))
     pool = BrowserPool(options)
+    if netgent_settings.capture.on:
+        from .capture import CapturedBrowser
+
+        scratch = tmp_path_factory.mktemp("browsers")
+        pool.capture = CapturedBrowser(options, netgent_settings.capture, scratch)
     yield pool
     pool.close()
 
@@ -615,26 +620,28 @@ def _item_capture(item: pytest.Item, settings: Settings) -> ItemCapture:
 def _captured_browser(
     item: pytest.Item, pool: BrowserPool, settings: Settings, base_url: str
 ) -> Iterator[NetgentBrowser]:
-    """A fresh browser for one test, with its captures running around it."""
+    """The worker's browser for one test, with the test's captures running around it."""
     global _bridge
     from . import netns
     from .capture import CaptureError
 
+    browsers = pool.capture
+    assert browsers is not None, "netgent_browser_pool sets it up under capture"
     capture = _item_capture(item, settings)
     item.stash[capture_key] = capture
-    flags = capture.prepare()
-    pool.close()  # each item starts from a fresh browser: cold cache, no open connection
+    capture.prepare()
     if settings.capture.pcap and netns.isolated() and base_url:
         _bridge = _bridge or netns.LoopbackBridge()
         if why := _bridge.reach(base_url):
             pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
     try:
-        driver = pool.start(flags)
+        driver = pool.start()
         capture.start(driver)
     except (BrowserError, CaptureError) as exc:
-        pool.close()
         capture.stop()
+        pool.close()
         pytest.fail(exc.report(), pytrace=False)
+    browsers.begin(capture)
     browser = NetgentBrowser(pool, settings, base_url)
     try:
         yield browser
@@ -644,8 +651,10 @@ def _captured_browser(
             if pool.running is not None:
                 events = capture.har_events(pool.running)
         finally:
-            pool.close()  # the browser closes its connections inside the capture
+            # the reset closes the item's connections: their last packets are its own
+            pool.reset(browser.origins)
             capture.stop()
+            browsers.end(capture)
             capture.workflow = capture.workflow or ", ".join(
                 dict.fromkeys(r.workflow for r in browser.results)
             )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from . import store
 from .automaton import Automaton, State
 from .browser.session import BrowserOptions, reset_browser, start_browser
-from .capture import CaptureSettings
+from .capture import CLEAR_NETWORK_STATE, CapturedBrowser, CaptureSettings
 from .engine import Engine, Redactor, RunResult, RunSettings
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
@@ -77,11 +77,18 @@ class BrowserPool:
     def __init__(self, options: BrowserOptions) -> None:
         self.options = options
         self._driver: WebDriver | None = None
+        self.capture: CapturedBrowser | None = None
+        """With ``--netgent-capture``: starts the browser with the capture flags."""
 
     @property
     def driver(self) -> WebDriver:
         """The live driver, started now if needed."""
         return self.start()
+
+    def adopt(self, driver: WebDriver) -> None:
+        """Use ``driver`` (started elsewhere) as this process's browser."""
+        self.close()
+        self._driver = driver
 
     @property
     def running(self) -> WebDriver | None:
@@ -95,7 +102,10 @@ class BrowserPool:
             options = self.options
             if extra_args:
                 options = dataclasses.replace(options, args=[*options.args, *extra_args])
-            self._driver = start_browser(options)
+            if self.capture is not None:
+                self._driver = self.capture.launch()
+            else:
+                self._driver = start_browser(options)
         return self._driver
 
     def reset(self, origins: set[str]) -> None:
@@ -104,6 +114,8 @@ class BrowserPool:
             return
         try:
             reset_browser(self._driver, origins, keep_profile=bool(self.options.user_data_dir))
+            if self.capture is not None:  # no cache or connection carries over
+                self._driver.execute_script(CLEAR_NETWORK_STATE)
         except Exception:
             self.close()
 
@@ -113,6 +125,8 @@ class BrowserPool:
             driver, self._driver = self._driver, None
             with contextlib.suppress(Exception):  # already dead: nothing to stop
                 driver.quit()
+            if self.capture is not None:
+                self.capture.closed()
 
 
 def find_workflow(path: Path, name: str | None) -> LoadedWorkflow:

@@ -63,6 +63,8 @@ class BrowserOptions:
     """Seconds before the first retry; doubled for each next one."""
     user_data_dir: str = ""
     """Browser profile folder (this worker's own copy)."""
+    driver_port: int = 0
+    """Port ChromeDriver listens on (0: any free one)."""
     network_events: bool = False
     """Log the DevTools network events (read with ``driver.get_log("performance")``)."""
 
@@ -135,7 +137,8 @@ def start_browser(options: BrowserOptions) -> WebDriver:
 
     chrome_options = _chrome_options(options, browser)
     try:
-        driver = webdriver.Chrome(service=Service(driver_path), options=chrome_options)
+        service = Service(driver_path, port=options.driver_port)
+        driver = webdriver.Chrome(service=service, options=chrome_options)
     except WebDriverException as exc:
         raise BrowserError(
             f"Chromium ({browser}) did not start through {driver_path}: "
