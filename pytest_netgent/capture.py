@@ -515,11 +515,18 @@ def timeline_document(nodeid: str, runs: list[RunResult]) -> dict[str, Any]:
                 "end_state": run.end_state,
                 "started": run.started_at,
                 "duration": round(run.duration, 3),
-                "error": str(run.error).splitlines()[0] if run.error is not None else "",
+                "error": _reason(run.error),
                 "events": events,
             }
         )
     return {"item": nodeid, "runs": out}
+
+
+def _reason(error: BaseException | None) -> str:
+    if error is None:
+        return ""
+    reason = getattr(error, "reason", "") or str(error)
+    return str(reason).strip().splitlines()[0] if str(reason).strip() else type(error).__name__
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -1,0 +1,473 @@
+"""Traffic capture: the example suites run under ``--netgent-capture=pcap,har,netlog`` on
+two workers, and their captures are read back (pcaps with dpkt, HAR and netlog as JSON)."""
+
+from __future__ import annotations
+
+import collections
+import csv
+import json
+import os
+import ssl
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import dpkt
+import pytest
+
+from pytest_netgent import netns
+from pytest_netgent.capture import parse_modes
+
+from .helpers import QUIET, Project
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORDS = ("netgent-pass", "chirp-pass")  # the example accounts' secrets (root conftest)
+
+CATEGORIES = {
+    "video_on_demand": 3,
+    "live_video": 3,
+    "video_call": 2,
+    "social_media": 5,
+    "scraping": 10,
+}
+
+needs_pcap = pytest.mark.skipif(
+    bool(netns.unavailable()), reason=f"pcap capture cannot run here: {netns.unavailable()}"
+)
+
+
+@dataclass
+class Packet:
+    time: float
+    proto: str
+    sport: int
+    dport: int
+    flags: int = 0
+    payload: bytes = b""
+    raw: bytes = b""
+
+
+@dataclass
+class Pcap:
+    packets: list[Packet] = field(default_factory=list)
+
+    @property
+    def first(self) -> float:
+        return self.packets[0].time
+
+    @property
+    def last(self) -> float:
+        return self.packets[-1].time
+
+    def flows(self, proto: str) -> dict[frozenset[int], list[Packet]]:
+        out: dict[frozenset[int], list[Packet]] = collections.defaultdict(list)
+        for p in self.packets:
+            if p.proto == proto:
+                out[frozenset((p.sport, p.dport))].append(p)
+        return out
+
+    def requests(self) -> list[str]:
+        """The request lines of the HTTP requests in the capture."""
+        lines = []
+        for p in self.packets:
+            if p.proto == "tcp" and p.payload[:4] in (b"GET ", b"POST", b"HEAD"):
+                lines.append(p.payload.split(b"\r\n", 1)[0].decode("latin-1"))
+        return lines
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    return list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
+
+
+def read_pcap(path: Path) -> Pcap:
+    pcap = Pcap()
+    with path.open("rb") as f:
+        for ts, buf in dpkt.pcap.Reader(f):
+            ip = dpkt.ethernet.Ethernet(buf).data
+            if not isinstance(ip, (dpkt.ip.IP, dpkt.ip6.IP6)):
+                continue
+            l4 = ip.data
+            if isinstance(l4, dpkt.tcp.TCP):
+                pcap.packets.append(
+                    Packet(ts, "tcp", l4.sport, l4.dport, l4.flags, bytes(l4.data), bytes(buf))
+                )
+            elif isinstance(l4, dpkt.udp.UDP):
+                pcap.packets.append(
+                    Packet(ts, "udp", l4.sport, l4.dport, 0, bytes(l4.data), bytes(buf))
+                )
+    return pcap
+
+
+@dataclass
+class Run:
+    root: Path
+    output: str
+    returncode: int
+    rows: list[dict[str, str]]
+
+    def row(self, item: str) -> dict[str, str]:
+        return next(r for r in self.rows if r["item"].endswith(item))
+
+    def file(self, item: str, kind: str) -> Path:
+        return self.root / self.row(item)[kind]
+
+    def pcap(self, item: str) -> Pcap:
+        return read_pcap(self.file(item, "pcap"))
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """``pytest example_suites -n 2 --netgent-capture=pcap,har,netlog``, run once."""
+    if why := netns.unavailable():
+        pytest.skip(f"pcap capture cannot run here: {why}")
+    root = tmp_path_factory.mktemp("artifacts")
+    answer = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *QUIET,
+            "-p",
+            "no:cacheprovider",
+            "example_suites",
+            "-n",
+            "2",
+            "--netgent-capture=pcap,har,netlog",
+            f"--netgent-artifacts={root}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    output = answer.stdout + answer.stderr
+    manifest = root / "manifest.csv"
+    assert manifest.is_file(), output
+    rows = list(read_rows(manifest))
+    return Run(root, output, answer.returncode, rows)
+
+
+@needs_pcap
+def test_every_item_leaves_non_empty_captures_a_manifest_and_labels(captured: Run) -> None:
+    assert captured.returncode == 0, captured.output
+    assert "23 passed" in captured.output
+    assert "netgent capture: pcap, har, netlog ->" in captured.output
+    assert len(captured.rows) == 23
+    assert {r["worker"] for r in captured.rows} == {"gw0", "gw1"}
+    assert collections.Counter(r["category"] for r in captured.rows) == CATEGORIES
+    for row in captured.rows:
+        assert row["outcome"] == "passed", row
+        assert row["start"] < row["end"], row
+        for kind in ("pcap", "har", "netlog", "timeline"):
+            path = captured.root / row[kind]
+            assert path.is_file() and path.stat().st_size > 0, (row["item"], kind)
+            assert int(row[f"{kind}_bytes"]) == path.stat().st_size
+        item = json.loads((captured.root / row["folder"] / "item.json").read_text())
+        assert item["item"] == row["item"] and item["outcome"] == "passed"
+        assert item["netlog_bytes"] == row["netlog_bytes"]  # written after the item ended
+    params = json.loads(captured.row("watch-title[540p]")["parameters"])
+    assert params == {"quality": "540p"}
+    labels = read_csv(captured.root / "labels.csv")
+    assert labels[0] == ["Item", "Label"]
+    assert sorted(labels[1:]) == sorted([r["pcap"], r["category"]] for r in captured.rows)
+
+
+@needs_pcap
+def test_the_vod_pcap_holds_its_segment_requests(captured: Run) -> None:
+    requests = captured.pcap("watch-title[540p]").requests()
+    segments = [r for r in requests if "/vod/media/ocean-deep/540p/seg" in r]
+    assert len(segments) >= 3, requests
+    har = json.loads(captured.file("watch-title[540p]", "har").read_text())
+    entries = har["log"]["entries"]
+    ts = [e for e in entries if e["request"]["url"].endswith(".ts")]
+    assert len(ts) >= 3
+    assert all(e["response"]["status"] == 200 and e["response"]["bodySize"] > 0 for e in ts)
+    paths = {e["request"]["url"].split("/", 3)[3] for e in ts}
+    assert paths <= {r.split()[1].lstrip("/") for r in requests}  # the same requests
+
+
+@needs_pcap
+def test_the_call_pcap_holds_udp_media_flows(captured: Run) -> None:
+    pcap = captured.pcap("join-call")
+    media = [
+        packets
+        for packets in pcap.flows("udp").values()
+        if len(packets) > 100 and len({(p.sport, p.dport) for p in packets}) == 2
+    ]
+    assert media, {tuple(k): len(v) for k, v in pcap.flows("udp").items()}
+    # RTP version 2 (SRTP keeps the header in the clear) flowing both ways
+    rtp = [p for p in media[0] if p.payload[:1] and p.payload[0] >> 6 == 2]
+    assert len({(p.sport, p.dport) for p in rtp}) == 2
+    har = json.loads(captured.file("join-call", "har").read_text())
+    sockets = [e for e in har["log"]["entries"] if e["_resourceType"] == "websocket"]
+    assert sockets and sockets[0]["_webSocketMessages"], "the signalling WebSocket"
+    assert {m["type"] for m in sockets[0]["_webSocketMessages"]} == {"send", "receive"}
+
+
+@needs_pcap
+def test_no_pcap_holds_another_items_flows(captured: Run) -> None:
+    seen: dict[bytes, str] = {}
+    for row in captured.rows:
+        pcap = read_pcap(captured.root / row["pcap"])
+        assert pcap.packets, row["item"]
+        for key, packets in pcap.flows("tcp").items():
+            # every connection opens and closes inside its own item's capture
+            assert packets[0].flags & dpkt.tcp.TH_SYN, (row["item"], sorted(key))
+            assert any(p.flags & (dpkt.tcp.TH_FIN | dpkt.tcp.TH_RST) for p in packets), (
+                row["item"],
+                sorted(key),
+            )
+        for p in pcap.packets:
+            other = seen.setdefault(p.raw + repr(p.time).encode(), row["item"])
+            assert other == row["item"], f"a packet of {other} is in {row['item']}'s pcap"
+        # every request went to the server of this item's own worker
+        har = json.loads((captured.root / row["har"]).read_text())
+        hosts = {e["request"]["url"].split("/")[2] for e in har["log"]["entries"]}
+        assert len(hosts) == 1, hosts
+        port = int(hosts.pop().rsplit(":", 1)[1])
+        assert all(port in key for key in pcap.flows("tcp")), row["item"]
+
+
+@needs_pcap
+def test_timelines_fall_inside_their_pcaps(captured: Run) -> None:
+    for row in captured.rows:
+        pcap = read_pcap(captured.root / row["pcap"])
+        timeline = json.loads((captured.root / row["timeline"]).read_text())
+        assert timeline["item"] == row["item"]
+        (run,) = timeline["runs"]
+        events = run["events"]
+        assert events[0]["event"] == "start" and events[-1]["event"] == "end"
+        # the run starts, then its first navigation sends the first packet
+        assert 0 <= pcap.first - events[0]["epoch"] < 1.0, row["item"]
+        traffic = events[next(i for i, e in enumerate(events) if e["event"] == "url") :]
+        for event in traffic:
+            assert pcap.first <= event["epoch"] <= pcap.last, (row["item"], event)
+        monotonic = [e["monotonic"] for e in events]
+        assert monotonic == sorted(monotonic) and monotonic[0] == 0
+
+
+@needs_pcap
+def test_the_vod_qoe_samples_show_playback_advancing(captured: Run) -> None:
+    lines = captured.file("watch-title[540p]", "qoe").read_text().splitlines()
+    samples = [json.loads(line) for line in lines]
+    assert len(samples) >= 8  # every 0.5 s for 6 s
+    times = [s["playback_time"] for s in samples]
+    assert times == sorted(times) and times[-1] - times[0] > 3.0
+    assert samples[-1]["height"] == 540 and samples[-1]["buffered_ahead"] > 0
+    assert samples[-1]["decoded_frames"] > samples[0]["decoded_frames"]
+    assert {s["state"] for s in samples} == {"Player"}
+    assert all(s["stalls"] == 0 and not s["paused"] for s in samples[2:])
+    live = captured.file("follow-channel[News_24]", "qoe").read_text().splitlines()
+    assert json.loads(live[-1])["playback_time"] > 1.0
+
+
+@needs_pcap
+def test_each_netlog_holds_its_own_items_requests(captured: Run) -> None:
+    vod = json.loads(captured.file("watch-title[540p]", "netlog").read_text())
+    wiki = json.loads(captured.file("wiki-search[WebRTC]", "netlog").read_text())
+    assert "timeTickOffset" in vod["constants"] and vod["events"]
+    assert "/vod/media/ocean-deep/540p/" in json.dumps(vod["events"])
+    assert "/vod/" not in json.dumps(wiki["events"])
+    assert "/wiki/" in json.dumps(wiki["events"])
+
+
+@needs_pcap
+def test_no_secret_reaches_a_file_name_the_manifest_or_a_log(captured: Run) -> None:
+    texts = [(captured.root / "manifest.csv").read_text()]
+    for path in captured.root.rglob("*"):
+        assert not any(p in path.name for p in PASSWORDS)
+        if path.suffix in (".json", ".har", ".jsonl", ".csv") and path.name != "netlog.json":
+            texts.append(path.read_text())
+    login = captured.file("login-and-like", "har").read_text()
+    assert "{password}" in login  # the form's POST, redacted
+    assert not any(p in text for p in PASSWORDS for text in texts)
+
+
+def test_bad_capture_options_are_usage_errors(project: Project) -> None:
+    with pytest.raises(ValueError, match=r"unknown mode 'pcapng'.*pcap, har, netlog"):
+        parse_modes("pcapng,har")
+    assert parse_modes(" HAR , pcap") == {"har", "pcap"}
+    result = project.run("--netgent-capture=har,video")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--netgent-capture: unknown mode 'video'; give one or more*"])
+    result = project.run("--netgent-sslkeylog")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--netgent-sslkeylog writes TLS keys*add --netgent-capture*"])
+
+
+def test_without_a_local_browser_pcap_is_off_with_one_line_why(project: Project) -> None:
+    result = project.run(
+        "--collect-only", "--netgent-capture=pcap,har", "--netgent-remote=http://127.0.0.1:9"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "netgent capture: har -> * (pcap off: the browsers run on the Selenium Grid "
+            "(--netgent-remote), out of reach of a local capture; har still run)"
+        ]
+    )
+
+
+def test_pcap_needs_root_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert netns.unavailable().startswith(
+        "giving each worker its own network namespace needs root (running as uid 1000)"
+    )
+
+
+WIKI_FAILS = """
+name: wiki-search
+category: scraping
+start_url: "{base_url}/wiki/"
+states:
+  - name: Home
+    triggers: [The Search field is visible]
+    actions:
+      - Type streaming into the Search field
+      - Press Enter
+  - name: Results
+    triggers: [The text 'no such result heading' is shown]
+    end: Found
+"""
+
+
+SEARCH = {"by": "css selector", "selector": "#search-input"}
+
+
+def test_a_failed_item_keeps_its_captures_marked_failed(project: Project) -> None:
+    path = project.workflow("search", WIKI_FAILS)
+    project.states(
+        path,
+        "wiki-search",
+        {
+            "Home": (
+                [
+                    {"type": "url", "params": {"url": "{base_url}/wiki/", "match": "exact"}},
+                    {"type": "element", "params": SEARCH},
+                ],
+                [
+                    {"type": "type", "params": {**SEARCH, "text": "streaming"}},
+                    {"type": "press_key", "params": {"key": "Enter"}},
+                ],
+            ),
+            "Results": ([{"type": "text", "params": {"text": "no such result heading"}}], []),
+        },
+    )
+    artifacts = project.path / "out"
+    result = project.run(
+        "--netgent-capture=har", f"--netgent-artifacts={artifacts}", "--netgent-state-timeout=2"
+    )
+    result.assert_outcomes(failed=1)
+    (row,) = list(read_rows(artifacts / "manifest.csv"))
+    assert row["outcome"] == "failed" and row["category"] == "scraping"
+    har = json.loads((artifacts / row["har"]).read_text())
+    urls = [e["request"]["url"] for e in har["log"]["entries"]]
+    assert any("streaming" in url for url in urls), urls  # the search it ran
+    timeline = json.loads((artifacts / row["timeline"]).read_text())
+    assert timeline["runs"][0]["events"][-1]["event"] == "failure"
+    assert "no state matched" in timeline["runs"][0]["error"]
+    item = json.loads((artifacts / row["folder"] / "item.json").read_text())
+    assert item["outcome"] == "failed"
+    assert read_csv(artifacts / "labels.csv") == [["Item", "Label"]]
+
+
+@pytest.fixture
+def https_site(tmp_path: Path) -> Iterator[str]:
+    """A page over HTTPS on the host's 127.0.0.1 (self-signed), started before the run."""
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"<!doctype html><title>Vault</title><h1 id=vault>Vault</h1>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+VAULT = """
+name: vault
+category: scraping
+start_url: "{base_url}/"
+states:
+  - name: Vault
+    triggers: [The Vault heading is shown]
+    end: Opened
+"""
+
+
+@needs_pcap
+def test_a_server_on_the_hosts_loopback_is_reached_and_its_tls_keys_logged(
+    project: Project, https_site: str
+) -> None:
+    path = project.workflow("vault", VAULT)
+    project.states(
+        path,
+        "vault",
+        {
+            "Vault": (
+                [{"type": "element", "params": {"by": "css selector", "selector": "#vault"}}],
+                [],
+            )
+        },
+    )
+    artifacts = project.path / "out"
+    result = project.pytester.runpytest_subprocess(
+        *QUIET,
+        f"--netgent-base-url={https_site}",
+        "--netgent-capture=pcap",
+        "--netgent-sslkeylog",
+        f"--netgent-artifacts={artifacts}",
+        "--netgent-browser-arg=--ignore-certificate-errors",
+    )
+    result.assert_outcomes(passed=1)
+    (row,) = list(read_rows(artifacts / "manifest.csv"))
+    keys = (artifacts / row["sslkeylog"]).read_text()
+    assert "CLIENT_TRAFFIC_SECRET_0" in keys or "CLIENT_RANDOM" in keys
+    port = int(https_site.rsplit(":", 1)[1])
+    pcap = read_pcap(artifacts / row["pcap"])
+    handshakes = [p for p in pcap.packets if p.dport == port and p.payload[:2] == b"\x16\x03"]
+    assert handshakes, "a TLS ClientHello to the site, captured inside the namespace"
