@@ -452,7 +452,7 @@ class ItemCapture:
         from .engine import Redactor
         from .har import build_har
 
-        redact = Redactor(secrets)
+        redact = Redactor(secrets, encoded=True)
         if "har" in self.settings.modes:
             har = build_har(events, title=self.nodeid, redact=redact)
             _write_json(self.folder / FILES["har"], har)

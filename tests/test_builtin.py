@@ -66,6 +66,17 @@ def act(ctx: Context, page: Observation, text: str) -> list[dict[str, Any]]:
         ("Go back", {"type": "go_back", "params": {}}),
         ("Switch to the new tab", {"type": "switch_tab", "params": {"index": -1}}),
         ("Switch to the first tab", {"type": "switch_tab", "params": {"index": 0}}),
+        ("Start sampling video quality", {"type": "start_video_sampling", "params": {}}),
+        (
+            "Start sampling video quality every 0.5 seconds",
+            {"type": "start_video_sampling", "params": {"interval": 0.5}},
+        ),
+        (
+            "begin the video sampler every 250 ms",
+            {"type": "start_video_sampling", "params": {"interval": 0.25}},
+        ),
+        ("Stop sampling video quality", {"type": "stop_video_sampling", "params": {}}),
+        ("Stop the video sampler", {"type": "stop_video_sampling", "params": {}}),
     ],
 )
 def test_instructions_without_targets(

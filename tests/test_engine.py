@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_netgent import NetgentBrowser, ReplayError, State, Workflow
+from pytest_netgent.automaton import Action, Check
 from pytest_netgent.browser.page import evaluate
 
 from .helpers import css, element, url_is
@@ -322,3 +323,53 @@ def test_reset_between_tests_part_two(netgent_browser: NetgentBrowser, base_url:
     driver.get(base_url + "/wiki/")
     assert driver.execute_script("return localStorage.getItem('k')") is None
     assert driver.get_cookies() == []
+
+
+def test_video_sampling_follows_playback_across_a_page_change(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    # sampling starts on the title page and goes on in the player page it opens
+    workflow = Workflow.model_validate(
+        {
+            "name": "sample",
+            "start_url": "{base_url}/vod/title/ocean-deep",
+            "states": [
+                {"name": "Title", "triggers": ["title page"]},
+                {"name": "Player", "triggers": ["player"], "end": "Watched"},
+            ],
+        }
+    )
+    states = [
+        State(
+            name="Title",
+            checks=[Check(type="element", params=css("#play-link"))],
+            actions=[
+                Action(type="start_video_sampling", params={"interval": 0.25}),
+                Action(type="click", params=css("#play-link")),
+            ],
+        ),
+        State(
+            name="Player",
+            checks=[Check(type="element", params=css("#player"))],
+            actions=[
+                Action(type="wait", params={"seconds": 3}),
+                Action(type="stop_video_sampling", params={}),
+                Action(type="wait", params={"seconds": 0.6}),
+            ],
+            end_state="Watched",
+        ),
+    ]
+    result = netgent_browser.run(workflow, states=states)
+    assert result.passed
+    played = [s for s in result.qoe if s["state"] == "Player"]
+    assert len(played) >= 8, result.qoe
+    assert played[-1]["playback_time"] - played[0]["playback_time"] > 1.5
+    assert played[-1]["width"] > 0 and played[-1]["decoded_frames"] > 0
+    assert all(s["page"].endswith("/vod/watch/ocean-deep") for s in played)
+    # nothing sampled after stop_video_sampling
+    stop = next(e for e in result.timeline if e.action.startswith("stop_video_sampling"))
+    assert max(s["elapsed"] for s in result.qoe) <= stop.elapsed + 0.1
+    bad = Action(type="start_video_sampling", params={"interval": 0})
+    states[0] = states[0].model_copy(update={"actions": [bad]})
+    failed = netgent_browser.run(workflow, states=states, check=False)
+    assert "interval must be a number of seconds above 0" in str(failed.error)
