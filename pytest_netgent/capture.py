@@ -96,6 +96,8 @@ class CaptureSettings:
     sslkeylog: bool = False
     pcap_off: str = ""
     """Why packet capture does not run here ("" when it does)."""
+    uplink_off: str = ""
+    """Why the workers' namespaces do not reach beyond this machine ("" when they do)."""
 
     @property
     def on(self) -> bool:
@@ -113,6 +115,8 @@ class CaptureSettings:
         line = f"netgent capture: {', '.join(kept) or 'timeline only'} -> {self.root}"
         if "pcap" in self.modes and self.pcap_off:
             line += f" (pcap off: {self.pcap_off}; {', '.join(kept) or 'timelines'} still run)"
+        elif self.pcap and self.uplink_off:
+            line += f" (pcap: {self.uplink_off})"
         return line
 
 

@@ -14,10 +14,12 @@ Linux only, and only as root (creating a network namespace needs ``CAP_SYS_ADMIN
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import errno
 import fcntl
+import ipaddress
 import os
 import selectors
 import shutil
@@ -90,7 +92,90 @@ def isolate() -> str:
         request = struct.pack("16sh", b"lo", 0)
         flags = struct.unpack("16sh", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
         fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | _IFF_UP))
+    global uplink_error
+    uplink_error = uplink_unavailable() or _uplink()
     return ""
+
+
+UPLINK_NETWORK = ipaddress.ip_network("100.64.0.0/10")
+"""Addresses of the workers' uplinks: a /30 each (RFC 6598 shared space, rarely a LAN's)."""
+
+uplink_error = ""
+"""Why this worker's namespace has no uplink ("" when it has one, or before isolate())."""
+
+
+def uplink_unavailable() -> str:
+    """Why a worker's namespace could not reach beyond this machine ("" if it can)."""
+    missing = [tool for tool in ("ip", "nft", "nsenter") if shutil.which(tool) is None]
+    if missing:
+        return (
+            f"{', '.join(missing)} not installed (apt-get install -y iproute2 nftables "
+            "util-linux): the workers reach only applications on this machine's loopback"
+        )
+    return ""
+
+
+def _in_host(*command: str, text: str | None = None) -> None:
+    """Run ``command`` in the namespace this process started in."""
+    assert _host_namespace is not None
+    nsenter = shutil.which("nsenter") or "nsenter"
+    answer = subprocess.run(
+        [nsenter, f"--net=/proc/self/fd/{_host_namespace}", *command],
+        input=text,
+        capture_output=True,
+        text=True,
+        pass_fds=(_host_namespace,),
+        check=False,
+    )
+    if answer.returncode != 0:
+        raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
+
+
+def _in_here(*command: str) -> None:
+    answer = subprocess.run(command, capture_output=True, text=True, check=False)
+    if answer.returncode != 0:
+        raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
+
+
+def _uplink() -> str:
+    """A veth pair from this namespace to the host, a default route through it, and the
+    host's NAT for its address, so sites beyond this machine stay reachable; "" or why
+    not. The veth goes with the namespace; the NAT table is removed at exit."""
+    pid = os.getpid()
+    base = int(UPLINK_NETWORK.network_address) + (pid % (UPLINK_NETWORK.num_addresses // 4)) * 4
+    host_ip, inner_ip = ipaddress.ip_address(base + 1), ipaddress.ip_address(base + 2)
+    outside, inside = f"ngh{pid}", f"ngw{pid}"
+    table = f"netgent_{pid}"
+    try:
+        _in_host(
+            "ip", "link", "add", outside, "type", "veth", "peer", "name", inside, "netns", str(pid)
+        )
+        _in_host("ip", "addr", "add", f"{host_ip}/30", "dev", outside)
+        _in_host("ip", "link", "set", outside, "up")
+        _in_here("ip", "addr", "add", f"{inner_ip}/30", "dev", inside)
+        _in_here("ip", "link", "set", inside, "up")
+        _in_here("ip", "route", "add", "default", "via", str(host_ip))
+        # forwarding on, as container runtimes do; NAT for this worker's address only
+        _in_host("sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward")
+        _in_host(
+            "nft",
+            "-f",
+            "-",
+            text=(
+                f"table ip {table} {{\n  chain postrouting {{\n"
+                "    type nat hook postrouting priority srcnat; policy accept;\n"
+                f'    ip saddr {inner_ip} oifname != "{outside}" masquerade\n  }}\n}}\n'
+            ),
+        )
+    except OSError as exc:
+        return f"no uplink for this worker ({exc}): it reaches only this machine's loopback"
+    atexit.register(_remove_table, table)
+    return ""
+
+
+def _remove_table(table: str) -> None:
+    with contextlib.suppress(OSError):
+        _in_host("nft", "delete", "table", "ip", table)
 
 
 def isolated() -> bool:

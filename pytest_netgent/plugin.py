@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import warnings
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -336,6 +337,7 @@ def _capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> Ca
         capture.pcap_off = netns.unavailable(remote)
         if not capture.pcap_off and _runs_browsers(config):
             capture.pcap_off = netns.isolate()
+        capture.uplink_off = netns.uplink_error if netns.isolated() else netns.uplink_unavailable()
     return capture
 
 
@@ -593,6 +595,7 @@ phases_key = pytest.StashKey[dict[str, str]]()
 """``item.stash[phases_key]``: the outcome of each phase (setup, call, teardown)."""
 
 _bridge: LoopbackBridge | None = None
+_warned: list[str] = []
 
 
 def _item_capture(item: pytest.Item, settings: Settings) -> ItemCapture:
@@ -630,6 +633,9 @@ def _captured_browser(
     capture = _item_capture(item, settings)
     item.stash[capture_key] = capture
     capture.prepare()
+    if settings.capture.uplink_off and not _warned:
+        _warned.append(settings.capture.uplink_off)  # once per worker
+        warnings.warn(pytest.PytestWarning(f"--netgent-capture=pcap: {_warned[0]}"), stacklevel=1)
     if settings.capture.pcap and netns.isolated() and base_url:
         _bridge = _bridge or netns.LoopbackBridge()
         if why := _bridge.reach(base_url):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import ipaddress
 import json
 import os
 import ssl
@@ -471,3 +472,43 @@ def test_a_server_on_the_hosts_loopback_is_reached_and_its_tls_keys_logged(
     pcap = read_pcap(artifacts / row["pcap"])
     handshakes = [p for p in pcap.packets if p.dport == port and p.payload[:2] == b"\x16\x03"]
     assert handshakes, "a TLS ClientHello to the site, captured inside the namespace"
+
+
+UPLINK_PROBE = """
+import json, os, subprocess
+
+def test_probe(netgent_browser):
+    route = subprocess.run(["ip", "-j", "route", "show", "default"], capture_output=True,
+                           text=True, check=True).stdout
+    links = subprocess.run(["ip", "-j", "link"], capture_output=True, text=True,
+                           check=True).stdout
+    with open(os.environ["PROBE_OUT"], "w") as out:
+        json.dump({"route": json.loads(route), "links": json.loads(links),
+                   "pid": os.getpid()}, out)
+"""
+
+
+@needs_pcap
+@pytest.mark.skipif(bool(netns.uplink_unavailable()), reason=netns.uplink_unavailable())
+def test_each_worker_namespace_has_an_uplink_removed_at_exit(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_probe=UPLINK_PROBE)
+    out = pytester.path / "probe.json"
+    monkeypatch.setenv("PROBE_OUT", str(out))
+    result = pytester.runpytest_subprocess(
+        *QUIET, "--netgent-capture=pcap", f"--netgent-artifacts={pytester.path / 'a'}"
+    )
+    result.assert_outcomes(passed=1)
+    probe = json.loads(out.read_text())
+    (route,) = probe["route"]
+    assert route["dev"] == f"ngw{probe['pid']}"
+    assert ipaddress.ip_address(route["gateway"]) in netns.UPLINK_NETWORK
+    names = {link["ifname"]: link for link in probe["links"]}
+    assert set(names) == {"lo", f"ngw{probe['pid']}"}  # nothing else of the host's
+    assert "UP" in names[f"ngw{probe['pid']}"]["flags"]
+    # the namespace, its veth and the worker's NAT table went with the run
+    tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
+    assert f"netgent_{probe['pid']}" not in tables
+    links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
+    assert f"ngh{probe['pid']}" not in links
