@@ -22,14 +22,16 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import heapq
 import json
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -130,82 +132,135 @@ def folder_name(nodeid: str, secrets: Iterable[str] = ()) -> str:
 
 
 class Tcpdump:
-    """One tcpdump writing the packets of the loopback interface to a pcap file."""
+    """tcpdump on each of ``interfaces`` (one process each, started together), merged
+    into one Ethernet pcap in time order when stopped."""
 
-    def __init__(self, path: Path, exclude_ports: Iterable[int] = (), interface: str = "lo"):
+    def __init__(
+        self, path: Path, exclude_ports: Iterable[int] = (), interfaces: Iterable[str] = ("lo",)
+    ):
         self.path = path
         self.exclude_ports = sorted({p for p in exclude_ports if p})
-        self.interface = interface
-        self._proc: subprocess.Popen[bytes] | None = None
-        self.summary = ""
+        self.interfaces = list(interfaces)
+        self._procs: list[tuple[str, Path, subprocess.Popen[bytes]]] = []
+
+    def _part(self, interface: str) -> Path:
+        if len(self.interfaces) == 1:
+            return self.path
+        return self.path.with_name(f"{self.path.name}.{interface}.part")
 
     def start(self, timeout: float = 10.0) -> None:
-        """Start capturing; returns once tcpdump listens."""
+        """Start capturing; returns once every tcpdump listens."""
         tcpdump = shutil.which("tcpdump") or "tcpdump"
-        command = [
-            tcpdump,
-            "-i",
-            self.interface,
-            "-w",
-            str(self.path),
-            "-U",  # each packet written as it comes: the file is whole when stopped
-            "--immediate-mode",
-            "-s",
-            "0",
-            "-n",
-            "-Z",
-            "root",  # keep writing as root: the artifacts folder is ours
-        ]
+        filter_ = []
         if self.exclude_ports:
             # WebDriver and DevTools commands between the test and its browser
-            command += [
-                "not",
-                "(",
-                *" or ".join(f"tcp port {p}" for p in self.exclude_ports).split(),
-                ")",
+            ports = " or ".join(f"tcp port {p}" for p in self.exclude_ports)
+            filter_ = ["not", "(", *ports.split(), ")"]
+        for interface in self.interfaces:
+            command = [
+                tcpdump,
+                "-i",
+                interface,
+                "-w",
+                str(self._part(interface)),
+                "-U",  # each packet written as it comes: the file is whole when stopped
+                "--immediate-mode",
+                "-s",
+                "0",
+                "-n",
+                "-Z",
+                "root",  # keep writing as root: the artifacts folder is ours
+                *filter_,
             ]
-        self._proc = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        assert self._proc.stderr is not None
-        os.set_blocking(self._proc.stderr.fileno(), False)
-        seen = b""
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            assert proc.stderr is not None
+            os.set_blocking(proc.stderr.fileno(), False)
+            self._procs.append((interface, self._part(interface), proc))
         deadline = time.monotonic() + timeout
-        while b"listening on" not in seen:
-            if self._proc.poll() is not None:
-                rest = self._proc.stderr.read() or b""
-                why = (seen + rest).decode(errors="replace").strip().splitlines()
-                raise CaptureError(
-                    f"tcpdump did not start on {self.interface}: "
-                    f"{why[-1] if why else f'exit status {self._proc.returncode}'}"
-                )
-            if time.monotonic() > deadline:
-                self.stop()
-                raise CaptureError(f"tcpdump did not start listening within {timeout:g}s")
-            chunk = self._proc.stderr.read(4096)
-            if chunk:
-                seen += chunk
-            else:
-                time.sleep(0.005)
+        for interface, _, proc in self._procs:
+            assert proc.stderr is not None
+            seen = b""
+            while b"listening on" not in seen:
+                if proc.poll() is not None:
+                    why = (seen + (proc.stderr.read() or b"")).decode(errors="replace")
+                    lines = why.strip().splitlines()
+                    self.stop()
+                    raise CaptureError(
+                        f"tcpdump did not start on {interface}: "
+                        f"{lines[-1] if lines else f'exit status {proc.returncode}'}"
+                    )
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise CaptureError(
+                        f"tcpdump did not start listening on {interface} within {timeout:g}s"
+                    )
+                chunk = proc.stderr.read(4096)
+                if chunk:
+                    seen += chunk
+                else:
+                    time.sleep(0.005)
 
     def stop(self) -> None:
         """Stop capturing; the pcap holds every packet seen up to now."""
-        proc, self._proc = self._proc, None
-        if proc is None:
+        procs, self._procs = self._procs, []
+        if not procs:
             return
-        time.sleep(0.02)  # packets still in the kernel's buffer reach the file
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            with contextlib.suppress(OSError, TypeError):
-                text = (proc.stderr.read() or b"").decode(errors="replace")
-                self.summary = " ".join(line for line in text.splitlines() if "packets" in line)
-            proc.stderr.close()
+        time.sleep(0.02)  # packets still in the kernel's buffer reach the files
+        for _, _, proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGINT)
+        for _, _, proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stderr is not None:
+                proc.stderr.close()
+        if len(self.interfaces) > 1:
+            parts = [part for _, part, _ in procs]
+            merge_pcaps(parts, self.path)
+            for part in parts:
+                with contextlib.suppress(FileNotFoundError):
+                    part.unlink()
+
+
+def _pcap_records(path: Path) -> Iterator[tuple[float, bytes, bytes]]:
+    """``(time, record header, packet)`` of each packet of a classic pcap file."""
+    with path.open("rb") as f:
+        header = f.read(24)
+        if len(header) < 24:
+            return
+        magic = header[:4]
+        order = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+        scale = 1e-9 if magic in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d") else 1e-6
+        while len(record := f.read(16)) == 16:
+            seconds, fraction, captured, _ = struct.unpack(order + "IIII", record)
+            data = f.read(captured)
+            if len(data) < captured:
+                return  # cut short
+            yield seconds + fraction * scale, record, data
+
+
+def merge_pcaps(parts: list[Path], target: Path) -> None:
+    """Merge pcap files of one link type (tcpdump's, same byte order) in time order."""
+    existing = [p for p in parts if p.is_file() and p.stat().st_size >= 24]
+    if not existing:
+        target.write_bytes(b"")
+        return
+    with existing[0].open("rb") as first:
+        header = first.read(24)
+    streams = [_pcap_records(p) for p in existing]
+    with target.open("wb") as out:
+        out.write(header)
+        for _, record, data in heapq.merge(*streams, key=lambda r: r[0]):
+            out.write(record)
+            out.write(data)
 
 
 def browser_ports(driver: WebDriver) -> list[int]:
@@ -415,7 +470,9 @@ class ItemCapture:
         if "har" in self.settings.modes:
             self.har_events(driver)
         if self.settings.pcap:
-            tcpdump = Tcpdump(self.folder / FILES["pcap"], browser_ports(driver))
+            from .netns import interfaces
+
+            tcpdump = Tcpdump(self.folder / FILES["pcap"], browser_ports(driver), interfaces())
             tcpdump.start()
             self._tcpdump = tcpdump
 

@@ -104,6 +104,14 @@ uplink_error = ""
 """Why this worker's namespace has no uplink ("" when it has one, or before isolate())."""
 
 
+def interfaces() -> list[str]:
+    """The interfaces this process's traffic crosses: loopback, and the uplink if any."""
+    if not isolated():
+        return ["lo"]
+    names = [name for _, name in socket.if_nameindex()]  # this namespace's, unlike /sys
+    return ["lo", *(name for name in names if name.startswith("ngw"))]
+
+
 def uplink_unavailable() -> str:
     """Why a worker's namespace could not reach beyond this machine ("" if it can)."""
     missing = [tool for tool in ("ip", "nft", "nsenter") if shutil.which(tool) is None]
