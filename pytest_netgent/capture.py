@@ -98,6 +98,8 @@ class CaptureSettings:
     sslkeylog: bool = False
     pcap_off: str = ""
     """Why packet capture does not run here ("" when it does)."""
+    netlog_off: str = ""
+    """Why the netlog is not written here ("" when it is)."""
     uplink_off: str = ""
     """Why the workers' namespaces do not reach beyond this machine ("" when they do)."""
 
@@ -111,12 +113,19 @@ class CaptureSettings:
         """Whether packets are captured."""
         return "pcap" in self.modes and not self.pcap_off
 
+    @property
+    def netlog(self) -> bool:
+        """Whether the browser's netlog is written."""
+        return "netlog" in self.modes and not self.netlog_off
+
     def summary(self) -> str:
-        """One line for the session header."""
-        kept = [m for m in MODES if m in self.modes and (m != "pcap" or self.pcap)]
-        line = f"netgent capture: {', '.join(kept) or 'timeline only'} -> {self.root}"
-        if "pcap" in self.modes and self.pcap_off:
-            line += f" (pcap off: {self.pcap_off}; {', '.join(kept) or 'timelines'} still run)"
+        """One line for the session header: what runs, and why anything asked for does not."""
+        off = {"pcap": self.pcap_off, "netlog": self.netlog_off}
+        kept = [m for m in MODES if m in self.modes and not off.get(m)]
+        line = f"netgent capture: {', '.join(kept) or 'timelines only'} -> {self.root}"
+        notes = [f"{m} off: {off[m]}" for m in MODES if m in self.modes and off.get(m)]
+        if notes:
+            line += f" ({'; '.join(notes)}; {', '.join(kept) or 'timelines'} still run)"
         elif self.pcap and self.uplink_off:
             line += f" (pcap: {self.uplink_off})"
         return line
@@ -326,7 +335,7 @@ class CapturedBrowser:
             self.scratch / f"netlog-{self._count}.json", self.scratch / f"keys-{self._count}.log"
         )
         flags = ["--enable-net-benchmarking"]
-        if "netlog" in self.settings.modes:
+        if self.settings.netlog:
             flags.append(f"--log-net-log={log.netlog}")
         if self.settings.sslkeylog:
             flags.append(f"--ssl-key-log-file={log.keylog}")
@@ -361,7 +370,7 @@ class CapturedBrowser:
     def closed(self) -> None:
         """The browser has quit: give each of its items its part of the netlog."""
         log, self._log = self._log, None
-        if log is None or "netlog" not in self.settings.modes or not log.items:
+        if log is None or not self.settings.netlog or not log.items:
             return
         now = time.time()
         for window in log.items:
@@ -480,11 +489,11 @@ class ItemCapture:
         """The network events the browser logged (read once, before it closes)."""
         if "har" not in self.settings.modes:
             return []
+        from .browser.session import browser_log
         from .har import network_events
 
         try:
-            log = driver.get_log("performance")  # type: ignore[attr-defined]
-            return network_events(log)
+            return network_events(browser_log(driver, "performance"))
         except Exception as exc:  # the browser died with the item: no events to read
             raise CaptureError(
                 f"{self.nodeid}: could not read the browser's network events for the HAR "

@@ -333,6 +333,8 @@ def _capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> Ca
             "e.g. --netgent-capture=pcap --netgent-sslkeylog"
         )
     capture = CaptureSettings(modes=modes, root=artifacts, sslkeylog=sslkeylog)
+    if "netlog" in modes and remote:
+        capture.netlog_off = "the browsers run on the Selenium Grid, whose nodes keep their net log"
     if "pcap" in modes:
         capture.pcap_off = netns.unavailable(remote)
         if not capture.pcap_off and _runs_browsers(config):

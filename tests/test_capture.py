@@ -308,12 +308,15 @@ def test_bad_capture_options_are_usage_errors(project: Project) -> None:
 
 def test_without_a_local_browser_pcap_is_off_with_one_line_why(project: Project) -> None:
     result = project.run(
-        "--collect-only", "--netgent-capture=pcap,har", "--netgent-remote=http://127.0.0.1:9"
+        "--collect-only",
+        "--netgent-capture=pcap,har,netlog",
+        "--netgent-remote=http://127.0.0.1:9",
     )
     result.stdout.fnmatch_lines(
         [
             "netgent capture: har -> * (pcap off: the browsers run on the Selenium Grid "
-            "(--netgent-remote), out of reach of a local capture; har still run)"
+            "(--netgent-remote), out of reach of a local capture; netlog off: the browsers "
+            "run on the Selenium Grid, whose nodes keep their net log; har still run)"
         ]
     )
 

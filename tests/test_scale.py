@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -89,6 +90,26 @@ def test_example_workflows_replay_on_a_selenium_grid_with_two_workers(
         subprocess.run(["curl", "-s", f"{grid}/status"], capture_output=True, text=True).stdout
     )
     assert status["value"]["ready"] is True
+
+
+def test_har_capture_works_through_the_grid(project: Project, grid: str) -> None:
+    search_project(project, copies=2)
+    artifacts = project.path / "out"
+    result = project.run_subprocess(
+        "-n",
+        "2",
+        f"--netgent-remote={grid}",
+        "--netgent-capture=har,pcap",
+        f"--netgent-artifacts={artifacts}",
+    )
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["netgent capture: har -> * (pcap off: the browsers run on*"])
+    rows = list(csv.DictReader((artifacts / "manifest.csv").read_text().splitlines()))
+    assert len(rows) == 2 and not any(r["pcap"] for r in rows)
+    for row in rows:
+        entries = json.loads((artifacts / row["har"]).read_text())["log"]["entries"]
+        urls = [e["request"]["url"] for e in entries]
+        assert any("/wiki/search?q=" in u for u in urls), urls  # the item's own search
 
 
 def test_an_unreachable_grid_fails_each_item_with_the_reason(project: Project) -> None:

@@ -227,6 +227,7 @@ def start_remote(options: BrowserOptions) -> WebDriver:
             else:
                 executor: Any = driver.command_executor
                 executor.add_command(CDP_COMMAND, "POST", "/session/$sessionId/goog/cdp/execute")
+                executor.add_command(LOG_COMMAND, "POST", "/session/$sessionId/se/log")
                 driver.set_page_load_timeout(options.page_load_timeout)
                 return start_blank(driver)
         if attempt < attempts:
@@ -241,6 +242,20 @@ def start_remote(options: BrowserOptions) -> WebDriver:
 
 CDP_COMMAND = "netgentExecuteCdp"
 """The WebDriver command added to remote sessions for Chromium's DevTools protocol."""
+
+
+LOG_COMMAND = "netgentGetLog"
+"""The WebDriver command added to remote sessions for ChromeDriver's logs."""
+
+
+def browser_log(driver: WebDriver, kind: str) -> list[dict[str, Any]]:
+    """ChromeDriver's log ``kind`` (e.g. ``performance``) since it was last read, locally
+    or through a Grid."""
+    local = getattr(driver, "get_log", None)
+    if local is not None:
+        return list(local(kind))
+    answer = driver.execute(LOG_COMMAND, {"type": kind})
+    return list(answer.get("value") or []) if answer else []
 
 
 def cdp(driver: WebDriver, command: str, params: dict[str, Any]) -> Any:
@@ -305,6 +320,7 @@ def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDri
                 binary_location=browser,
                 chromium_arg=",".join(a for a in options.chromium_args() if "headless" not in a),
                 no_sandbox=True,
+                log_cdp_events=options.network_events,  # the performance log, for HAR
             )
     except Exception as exc:
         raise BrowserError(
