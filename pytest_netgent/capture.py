@@ -141,37 +141,42 @@ def folder_name(nodeid: str, secrets: Iterable[str] = ()) -> str:
 
 
 class Tcpdump:
-    """tcpdump on each of ``interfaces`` (one process each, started together), merged
-    into one Ethernet pcap in time order when stopped."""
+    """tcpdump on each of ``interfaces`` (one process each), merged into one Ethernet
+    pcap in time order when stopped."""
 
     def __init__(
         self, path: Path, exclude_ports: Iterable[int] = (), interfaces: Iterable[str] = ("lo",)
     ):
         self.path = path
         self.exclude_ports = sorted({p for p in exclude_ports if p})
-        self.interfaces = list(interfaces)
+        self.interfaces: list[str] = []
+        self._pending = list(interfaces)
         self._procs: list[tuple[str, Path, subprocess.Popen[bytes]]] = []
-
-    def _part(self, interface: str) -> Path:
-        if len(self.interfaces) == 1:
-            return self.path
-        return self.path.with_name(f"{self.path.name}.{interface}.part")
 
     def start(self, timeout: float = 10.0) -> None:
         """Start capturing; returns once every tcpdump listens."""
+        self.add(self._pending, timeout)
+
+    def add(self, interfaces: Iterable[str], timeout: float = 10.0) -> None:
+        """Capture on ``interfaces`` too, from now on (e.g. an uplink that came up)."""
         tcpdump = shutil.which("tcpdump") or "tcpdump"
         filter_ = []
         if self.exclude_ports:
             # WebDriver and DevTools commands between the test and its browser
             ports = " or ".join(f"tcp port {p}" for p in self.exclude_ports)
             filter_ = ["not", "(", *ports.split(), ")"]
-        for interface in self.interfaces:
+        started = []
+        for interface in interfaces:
+            if interface in self.interfaces:
+                continue
+            self.interfaces.append(interface)
+            part = self.path.with_name(f"{self.path.name}.{interface}.part")
             command = [
                 tcpdump,
                 "-i",
                 interface,
                 "-w",
-                str(self._part(interface)),
+                str(part),
                 "-U",  # each packet written as it comes: the file is whole when stopped
                 "--immediate-mode",
                 "-s",
@@ -189,9 +194,10 @@ class Tcpdump:
             )
             assert proc.stderr is not None
             os.set_blocking(proc.stderr.fileno(), False)
-            self._procs.append((interface, self._part(interface), proc))
+            self._procs.append((interface, part, proc))
+            started.append((interface, proc))
         deadline = time.monotonic() + timeout
-        for interface, _, proc in self._procs:
+        for interface, proc in started:
             assert proc.stderr is not None
             seen = b""
             while b"listening on" not in seen:
@@ -231,12 +237,15 @@ class Tcpdump:
                 proc.wait()
             if proc.stderr is not None:
                 proc.stderr.close()
-        if len(self.interfaces) > 1:
-            parts = [part for _, part, _ in procs]
-            merge_pcaps(parts, self.path)
-            for part in parts:
-                with contextlib.suppress(FileNotFoundError):
-                    part.unlink()
+        parts = [part for _, part, _ in procs]
+        if len(parts) == 1:
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(parts[0], self.path)
+            return
+        merge_pcaps(parts, self.path)
+        for part in parts:
+            with contextlib.suppress(FileNotFoundError):
+                part.unlink()
 
 
 def _pcap_records(path: Path) -> Iterator[tuple[float, bytes, bytes]]:
@@ -499,6 +508,13 @@ class ItemCapture:
                 f"{self.nodeid}: could not read the browser's network events for the HAR "
                 f"({str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r})"
             ) from None
+
+    def follow_interfaces(self) -> None:
+        """Capture on interfaces that came up since the start (the namespace's uplink)."""
+        if self._tcpdump is not None:
+            from .netns import interfaces
+
+            self._tcpdump.add(interfaces())
 
     def stop(self) -> None:
         """Stop the packet capture once the item's connections have closed (at most a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
@@ -141,9 +142,15 @@ class WorkflowItem(pytest.Function):
         return f"pytest --netgent-record '{self.nodeid}'"
 
     def artifacts_dir(self, root: Path) -> Path:
-        """This item's folder under ``--netgent-artifacts``."""
-        safe = re.sub(r"[^A-Za-z0-9_.=\[\]-]+", "_", self.nodeid).strip("_")
-        return root / safe
+        """This item's folder under ``--netgent-artifacts`` (screenshots, captures); no
+        secret value is ever part of its name."""
+        from .capture import folder_name
+        from .secrets import resolve_secrets
+
+        secrets: list[str] = []
+        with contextlib.suppress(NetgentError):  # a missing secret fails the run itself
+            secrets = list(resolve_secrets(self.loaded).values())
+        return root / folder_name(self.nodeid, secrets)
 
     def run_workflow(self, browser: Any, synthesiser: Any = None) -> None:
         """Replay (or record) this item's workflow on ``browser`` (a NetgentBrowser)."""

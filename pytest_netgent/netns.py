@@ -92,9 +92,38 @@ def isolate() -> str:
         request = struct.pack("16sh", b"lo", 0)
         flags = struct.unpack("16sh", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
         fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | _IFF_UP))
-    global uplink_error
-    uplink_error = uplink_unavailable() or _uplink()
     return ""
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def beyond_loopback(hosts: Iterable[str]) -> bool:
+    """Whether any of ``hosts`` (host names or patterns, ``*`` for any) is off this
+    machine's loopback."""
+    for host in hosts:
+        host = host.lower()
+        if host == "*" or not (
+            host in LOOPBACK_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+        ):
+            return True
+    return False
+
+
+_uplinked = False
+
+
+def ensure_uplink() -> str:
+    """Give this namespace its uplink, once: "" when it has one, else why not. Only
+    workflows that may leave the machine ask for it, so local runs stay sealed (nothing
+    the browser does in the background leaves the machine)."""
+    global _uplinked, uplink_error
+    if not isolated():
+        return ""
+    if not _uplinked:
+        _uplinked = True
+        uplink_error = uplink_unavailable() or _uplink()
+    return uplink_error
 
 
 UPLINK_NETWORK = ipaddress.ip_network("100.64.0.0/10")
@@ -148,7 +177,7 @@ def _in_here(*command: str) -> None:
 def _uplink() -> str:
     """A veth pair from this namespace to the host, a default route through it, and the
     host's NAT for its address, so sites beyond this machine stay reachable; "" or why
-    not. The veth goes with the namespace; the NAT table is removed at exit."""
+    not. Both are removed when the process exits."""
     pid = os.getpid()
     base = int(UPLINK_NETWORK.network_address) + (pid % (UPLINK_NETWORK.num_addresses // 4)) * 4
     host_ip, inner_ip = ipaddress.ip_address(base + 1), ipaddress.ip_address(base + 2)
@@ -177,13 +206,16 @@ def _uplink() -> str:
         )
     except OSError as exc:
         return f"no uplink for this worker ({exc}): it reaches only this machine's loopback"
-    atexit.register(_remove_table, table)
+    atexit.register(_remove_uplink, table, outside)
     return ""
 
 
-def _remove_table(table: str) -> None:
-    with contextlib.suppress(OSError):
-        _in_host("nft", "delete", "table", "ip", table)
+def _remove_uplink(table: str, outside: str) -> None:
+    """Remove the worker's NAT table and veth pair now (the kernel would remove the
+    pair with the namespace, but later)."""
+    for command in (("nft", "delete", "table", "ip", table), ("ip", "link", "del", outside)):
+        with contextlib.suppress(OSError):
+            _in_host(*command)
 
 
 def isolated() -> bool:

@@ -6,13 +6,13 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import warnings
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,6 +21,7 @@ from .collect import WorkflowFile, WorkflowItem, is_workflow_file, result_key
 from .errors import BrowserError
 from .recorder import RECORD_PROPERTY, RecordLog
 from .runner import BrowserPool, NetgentBrowser, Settings, copy_profile
+from .spec import LoadedWorkflow
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -339,7 +340,7 @@ def _capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> Ca
         capture.pcap_off = netns.unavailable(remote)
         if not capture.pcap_off and _runs_browsers(config):
             capture.pcap_off = netns.isolate()
-        capture.uplink_off = netns.uplink_error if netns.isolated() else netns.uplink_unavailable()
+        capture.uplink_off = netns.uplink_unavailable()
     return capture
 
 
@@ -601,25 +602,41 @@ _warned: list[str] = []
 
 
 def _item_capture(item: pytest.Item, settings: Settings) -> ItemCapture:
-    secrets: list[str] = []
+    root = settings.capture.root
+    folder = root / folder_name(item.nodeid)
     workflow = category = ""
     parameters: dict[str, Any] = {}
     if isinstance(item, WorkflowItem):
-        from .secrets import resolve_secrets
-
         workflow, category = item.loaded.workflow.name, item.loaded.workflow.category or ""
         parameters = dict(item.params)
-        with contextlib.suppress(Exception):  # a missing secret fails the run itself
-            secrets = list(resolve_secrets(item.loaded).values())
+        folder = item.artifacts_dir(root)
     return ItemCapture(
         settings=settings.capture,
         nodeid=item.nodeid,
-        folder=settings.capture.root / folder_name(item.nodeid, secrets),
+        folder=folder,
         worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
         workflow=workflow,
         category=category,
         parameters=parameters,
     )
+
+
+def _uplink_for(loaded: LoadedWorkflow, base_url: str) -> None:
+    """Give the worker's namespace its uplink if the workflow may leave the machine; a
+    worker that cannot have one says so once."""
+    from . import netns
+    from .engine import substitute
+
+    workflow = loaded.workflow
+    start = str(substitute(workflow.start_url, {**workflow.vars, "base_url": base_url}))
+    hosts = list(workflow.allowed_hosts or [])
+    if start:
+        hosts.append(urlsplit(start).hostname or "")
+    if not netns.beyond_loopback(h for h in hosts if h):
+        return
+    if (why := netns.ensure_uplink()) and why not in _warned:
+        _warned.append(why)
+        warnings.warn(pytest.PytestWarning(f"--netgent-capture=pcap: {why}"), stacklevel=1)
 
 
 def _captured_browser(
@@ -635,9 +652,8 @@ def _captured_browser(
     capture = _item_capture(item, settings)
     item.stash[capture_key] = capture
     capture.prepare()
-    if settings.capture.uplink_off and not _warned:
-        _warned.append(settings.capture.uplink_off)  # once per worker
-        warnings.warn(pytest.PytestWarning(f"--netgent-capture=pcap: {_warned[0]}"), stacklevel=1)
+    if settings.capture.pcap and netns.isolated() and isinstance(item, WorkflowItem):
+        _uplink_for(item.loaded, base_url)
     if settings.capture.pcap and netns.isolated() and base_url:
         _bridge = _bridge or netns.LoopbackBridge()
         if why := _bridge.reach(base_url):
@@ -651,6 +667,13 @@ def _captured_browser(
         pytest.fail(exc.report(), pytrace=False)
     browsers.begin(capture)
     browser = NetgentBrowser(pool, settings, base_url)
+    if settings.capture.pcap and netns.isolated():
+
+        def before_run(loaded: LoadedWorkflow, url: str) -> None:
+            _uplink_for(loaded, url)  # a Python test's workflow may leave the machine
+            capture.follow_interfaces()
+
+        browser.before_run = before_run
     try:
         yield browser
     finally:

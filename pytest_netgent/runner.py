@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,6 +167,8 @@ class NetgentBrowser:
         """The results of the runs of this test, in order."""
         self.secrets: dict[str, str] = {}
         """Every secret the runs of this test used (kept out of captures)."""
+        self.before_run: Callable[[LoadedWorkflow, str], None] | None = None
+        """Called with each workflow and its base URL before it runs (captures use it)."""
 
     @property
     def driver(self) -> WebDriver:
@@ -233,6 +235,8 @@ class NetgentBrowser:
                 "none is set: pass --netgent-base-url URL, set the ini key netgent_base_url, "
                 "or define a 'base_url' fixture"
             )
+        if self.before_run is not None:
+            self.before_run(loaded, str(values.get("base_url", "")))
         settings = RunSettings(
             state_timeout=spec.state_timeout or self.settings.state_timeout,
             timeout=spec.timeout,

@@ -24,7 +24,7 @@ import pytest
 from pytest_netgent import netns
 from pytest_netgent.capture import merge_pcaps, parse_modes
 
-from .helpers import QUIET, Project
+from .helpers import QUIET, Project, element
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORDS = ("netgent-pass", "chirp-pass")  # the example accounts' secrets (root conftest)
@@ -51,6 +51,8 @@ class Packet:
     flags: int = 0
     payload: bytes = b""
     raw: bytes = b""
+    src: str = ""
+    dst: str = ""
 
 
 @dataclass
@@ -97,13 +99,16 @@ def read_pcap(path: Path) -> Pcap:
             if not isinstance(ip, (dpkt.ip.IP, dpkt.ip6.IP6)):
                 continue
             l4 = ip.data
+            ends = (dpkt.utils.inet_to_str(ip.src), dpkt.utils.inet_to_str(ip.dst))
             if isinstance(l4, dpkt.tcp.TCP):
                 pcap.packets.append(
-                    Packet(ts, "tcp", l4.sport, l4.dport, l4.flags, bytes(l4.data), bytes(buf))
+                    Packet(
+                        ts, "tcp", l4.sport, l4.dport, l4.flags, bytes(l4.data), bytes(buf), *ends
+                    )
                 )
             elif isinstance(l4, dpkt.udp.UDP):
                 pcap.packets.append(
-                    Packet(ts, "udp", l4.sport, l4.dport, 0, bytes(l4.data), bytes(buf))
+                    Packet(ts, "udp", l4.sport, l4.dport, 0, bytes(l4.data), bytes(buf), *ends)
                 )
     return pcap
 
@@ -228,6 +233,8 @@ def test_no_pcap_holds_another_items_flows(captured: Run) -> None:
                 row["item"],
                 sorted(key),
             )
+        # local applications only: nothing left the machine (no uplink was needed)
+        assert {p.src for p in pcap.packets} | {p.dst for p in pcap.packets} == {"127.0.0.1"}
         for p in pcap.packets:
             other = seen.setdefault(p.raw + repr(p.time).encode(), row["item"])
             assert other == row["item"], f"a packet of {other} is in {row['item']}'s pcap"
@@ -480,30 +487,54 @@ def test_a_server_on_the_hosts_loopback_is_reached_and_its_tls_keys_logged(
 UPLINK_PROBE = """
 import json, os, subprocess
 
-def test_probe(netgent_browser):
+def pytest_netgent_run_finished(item, result):
     route = subprocess.run(["ip", "-j", "route", "show", "default"], capture_output=True,
                            text=True, check=True).stdout
     links = subprocess.run(["ip", "-j", "link"], capture_output=True, text=True,
                            check=True).stdout
-    with open(os.environ["PROBE_OUT"], "w") as out:
+    out = os.path.join(os.environ["PROBE_OUT"], item.name + ".json")
+    with open(out, "w") as f:
         json.dump({"route": json.loads(route), "links": json.loads(links),
-                   "pid": os.getpid()}, out)
+                   "pid": os.getpid()}, f)
+"""
+
+ANYWHERE = """
+name: local
+start_url: "{base_url}/wiki/"
+states:
+  - name: Home
+    triggers: [The search box is visible]
+    end: Home
+---
+name: anywhere
+start_url: "{base_url}/wiki/"
+allowed_hosts: ['*']
+states:
+  - name: Home
+    triggers: [The search box is visible]
+    end: Home
 """
 
 
 @needs_pcap
 @pytest.mark.skipif(bool(netns.uplink_unavailable()), reason=netns.uplink_unavailable())
-def test_each_worker_namespace_has_an_uplink_removed_at_exit(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+def test_a_workflow_that_may_leave_the_machine_gets_an_uplink_removed_at_exit(
+    project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makepyfile(test_probe=UPLINK_PROBE)
-    out = pytester.path / "probe.json"
-    monkeypatch.setenv("PROBE_OUT", str(out))
-    result = pytester.runpytest_subprocess(
-        *QUIET, "--netgent-capture=pcap", f"--netgent-artifacts={pytester.path / 'a'}"
+    project.pytester.makeconftest(UPLINK_PROBE)
+    path = project.workflow("probe", ANYWHERE)
+    for name in ("anywhere", "local"):
+        project.states(path, name, {"Home": ([element("#search-input")], [])})
+    monkeypatch.setenv("PROBE_OUT", str(project.path))
+    artifacts = project.path / "a"
+    # "local" first: loopback only; then "anywhere" ('*' hosts) brings the uplink up
+    result = project.run_subprocess(
+        "-p", "no:randomly", "--netgent-capture=pcap", f"--netgent-artifacts={artifacts}"
     )
-    result.assert_outcomes(passed=1)
-    probe = json.loads(out.read_text())
+    result.assert_outcomes(passed=2)
+    local = json.loads((project.path / "local.json").read_text())
+    assert local["route"] == [] and [link["ifname"] for link in local["links"]] == ["lo"]
+    probe = json.loads((project.path / "anywhere.json").read_text())
     (route,) = probe["route"]
     assert route["dev"] == f"ngw{probe['pid']}"
     assert ipaddress.ip_address(route["gateway"]) in netns.UPLINK_NETWORK

@@ -34,12 +34,26 @@ QUIET_ARGS = (
     "--no-first-run",
     "--disable-sync",
     "--disable-default-apps",
-    "--disable-features=Translate,OptimizationHints,MediaRouter",
+    "--disable-field-trial-config",
+    # the browser's own calls to Google services (autofill, password leak checks, model
+    # downloads) would add to every capture
+    "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,"
+    "PasswordLeakDetection,OptimizationGuideModelDownloading,OptimizationHintsFetching",
     "--no-default-browser-check",
     "--password-store=basic",
     "--use-mock-keychain",
     "--autoplay-policy=no-user-gesture-required",
 )
+
+QUIET_PREFS = {
+    "credentials_enable_service": False,
+    "profile.password_manager_enabled": False,
+    "profile.password_manager_leak_detection": False,
+    "autofill.profile_enabled": False,
+    "signin.allowed": False,
+}
+"""Profile preferences that keep the password manager and autofill quiet (no prompts,
+no leak checks against Google)."""
 
 INSTALL_HINT = "install it with 'apt-get install -y chromium chromium-driver'"
 
@@ -114,6 +128,7 @@ def _chrome_options(options: BrowserOptions, browser: str) -> Any:
     for arg in options.chromium_args():
         chrome_options.add_argument(arg)
     chrome_options.add_experimental_option("excludeSwitches", ["enable-automation"])
+    chrome_options.add_experimental_option("prefs", QUIET_PREFS)
     if options.network_events:
         chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF", "performance": "ALL"})
         chrome_options.add_experimental_option(
