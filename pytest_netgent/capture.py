@@ -76,15 +76,16 @@ class CaptureError(NetgentError):
     """A capture could not be started or finished; the message says why and what to do."""
 
 
-def parse_modes(text: str) -> frozenset[str]:
-    """``pcap,har,netlog`` (any subset, any order) as a set; ValueError names the culprit."""
+def parse_modes(text: str, option: str = "--netgent-capture") -> frozenset[str]:
+    """``pcap,har,netlog`` (any subset, any order) as a set; ValueError names the culprit
+    and the ``option`` it came from."""
     modes = [m.strip().lower() for m in text.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         what = f"unknown mode {unknown[0]!r}" if unknown else "no mode given"
         raise ValueError(
-            f"--netgent-capture: {what}; give one or more of {', '.join(MODES)} separated "
-            "by commas, e.g. --netgent-capture=pcap,har"
+            f"{option}: {what}; give one or more of {', '.join(MODES)} separated by commas, "
+            "e.g. --netgent-capture=pcap,har"
         )
     return frozenset(modes)
 
@@ -206,13 +207,15 @@ class Tcpdump:
                     lines = why.strip().splitlines()
                     self.stop()
                     raise CaptureError(
-                        f"tcpdump did not start on {interface}: "
-                        f"{lines[-1] if lines else f'exit status {proc.returncode}'}"
+                        f"--netgent-capture=pcap: tcpdump did not start on {interface}: "
+                        f"{lines[-1] if lines else f'exit status {proc.returncode}'}; run "
+                        "as root (or with CAP_NET_RAW), or leave pcap out of --netgent-capture"
                     )
                 if time.monotonic() > deadline:
                     self.stop()
                     raise CaptureError(
-                        f"tcpdump did not start listening on {interface} within {timeout:g}s"
+                        f"--netgent-capture=pcap: tcpdump did not start listening on "
+                        f"{interface} within {timeout:g}s (is the machine overloaded?)"
                     )
                 chunk = proc.stderr.read(4096)
                 if chunk:
@@ -505,8 +508,9 @@ class ItemCapture:
             return network_events(browser_log(driver, "performance"))
         except Exception as exc:  # the browser died with the item: no events to read
             raise CaptureError(
-                f"{self.nodeid}: could not read the browser's network events for the HAR "
-                f"({str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r})"
+                f"--netgent-capture=har: {self.nodeid}: could not read the browser's network "
+                f"events ({str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}); "
+                "leave har out of --netgent-capture for a browser that cannot log them"
             ) from None
 
     def follow_interfaces(self) -> None:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .capture import CaptureSettings, ItemCapture, folder_name
+from .capture import CaptureSettings, ItemCapture, folder_name, parse_modes
 from .collect import WorkflowFile, WorkflowItem, is_workflow_file, result_key
 from .errors import BrowserError
 from .recorder import RECORD_PROPERTY, RecordLog
@@ -232,6 +232,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="linelist",
         default=[],
     )
+    parser.addini("netgent_capture", "Captures per item (see --netgent-capture).", default="")
     parser.addini("netgent_remote", "Selenium Grid URL (see --netgent-remote).", default="")
     parser.addini("netgent_remote_retries", "New-session retries on a Grid.", default="3")
     parser.addini("netgent_user_data_dir", "Browser profile folder to copy.", default="")
@@ -327,6 +328,11 @@ def _capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> Ca
     from . import netns
 
     modes: frozenset[str] = config.getoption("netgent_capture") or frozenset()
+    if not modes and config.getini("netgent_capture"):
+        try:
+            modes = parse_modes(str(config.getini("netgent_capture")), "ini netgent_capture")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
     sslkeylog = bool(config.getoption("netgent_sslkeylog"))
     if sslkeylog and not modes:
         raise pytest.UsageError(

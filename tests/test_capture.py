@@ -308,7 +308,14 @@ def test_bad_capture_options_are_usage_errors(project: Project) -> None:
     result = project.run("--netgent-capture=har,video")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--netgent-capture: unknown mode 'video'; give one or more*"])
-    result = project.run("--netgent-sslkeylog")
+    project.pytester.makeini("[pytest]\nnetgent_capture = har, pcapng\n")
+    result = project.run("--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini netgent_capture: unknown mode 'pcapng'; give one*"])
+    project.pytester.makeini("[pytest]\nnetgent_capture = har\n")
+    result = project.run("--collect-only")
+    result.stdout.fnmatch_lines(["netgent capture: har -> *"])
+    result = project.run("--netgent-sslkeylog", "-o", "netgent_capture=")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--netgent-sslkeylog writes TLS keys*add --netgent-capture*"])
 
