@@ -69,6 +69,7 @@ MANIFEST_FIELDS = (
     "worker",
     "folder",
     *(f"{kind}{suffix}" for kind in FILES for suffix in ("", "_bytes")),
+    "pcap_dropped",
 )
 
 
@@ -153,6 +154,8 @@ class Tcpdump:
         self.interfaces: list[str] = []
         self._pending = list(interfaces)
         self._procs: list[tuple[str, Path, subprocess.Popen[bytes]]] = []
+        self.dropped = 0
+        """Packets the kernel dropped before tcpdump could read them (known once stopped)."""
 
     def start(self, timeout: float = 10.0) -> None:
         """Start capturing; returns once every tcpdump listens."""
@@ -182,6 +185,8 @@ class Tcpdump:
                 "--immediate-mode",
                 "-s",
                 "0",
+                "-B",
+                "8192",  # KiB: room for bursts (video segments) on a busy machine
                 "-n",
                 "-Z",
                 "root",  # keep writing as root: the artifacts folder is ours
@@ -239,6 +244,10 @@ class Tcpdump:
                 proc.kill()
                 proc.wait()
             if proc.stderr is not None:
+                with contextlib.suppress(OSError, TypeError):
+                    text = (proc.stderr.read() or b"").decode(errors="replace")
+                    if m := re.search(r"(\d+) packets? dropped by kernel", text):
+                        self.dropped += int(m[1])
                 proc.stderr.close()
         parts = [part for _, part, _ in procs]
         if len(parts) == 1:
@@ -474,7 +483,10 @@ class ItemCapture:
     ended: float = 0.0
     outcome: str = ""
     window: _Window | None = None
+    pcap_dropped: int = 0
+    """Packets the kernel dropped from the pcap (its traffic is incomplete when above 0)."""
     _tcpdump: Tcpdump | None = None
+    _captured_packets: bool = False
 
     def prepare(self) -> None:
         """Make the item's folder, without the files of an earlier run of the item."""
@@ -493,6 +505,7 @@ class ItemCapture:
         if self.settings.pcap:
             from .netns import interfaces
 
+            self._captured_packets = True
             tcpdump = Tcpdump(self.folder / FILES["pcap"], browser_ports(driver), interfaces())
             tcpdump.start()
             self._tcpdump = tcpdump
@@ -530,6 +543,7 @@ class ItemCapture:
             if isolated():
                 settle(tcpdump.exclude_ports)
             tcpdump.stop()
+            self.pcap_dropped = tcpdump.dropped
         self.ended = time.time()
 
     def write(
@@ -568,6 +582,7 @@ class ItemCapture:
             "end": _iso(self.ended) if self.ended else "",
             "worker": self.worker,
             "folder": _relative(self.folder, root),
+            "pcap_dropped": str(self.pcap_dropped) if self._captured_packets else "",
         }
         row.update(_files_of(self.folder, root))
         return row

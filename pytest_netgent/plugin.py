@@ -651,7 +651,7 @@ def _captured_browser(
     """The worker's browser for one test, with the test's captures running around it."""
     global _bridge
     from . import netns
-    from .capture import CaptureError
+    from .capture import CLEAR_NETWORK_STATE, CaptureError, browser_ports
 
     browsers = pool.capture
     assert browsers is not None, "netgent_browser_pool sets it up under capture"
@@ -666,6 +666,10 @@ def _captured_browser(
             pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
     try:
         driver = pool.start()
+        if settings.capture.pcap and netns.isolated():
+            # nothing the browser opened between two captures may reach into this one
+            driver.execute_script(CLEAR_NETWORK_STATE)
+            netns.settle(browser_ports(driver))
         capture.start(driver)
     except (BrowserError, CaptureError) as exc:
         capture.stop()
