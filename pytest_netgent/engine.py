@@ -294,7 +294,7 @@ class Engine:
     def run(self) -> RunResult:
         """Run to an end state or a failure; the result's ``error`` says which."""
         self._t0 = time.monotonic()
-        self.sampler = VideoSampler(self.driver, time.time(), self.redact)
+        self.sampler.started = time.time()  # sample times count from the run's start
         self.result.qoe = self.sampler.samples
         self.result.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._event("start", detail=self.workflow)

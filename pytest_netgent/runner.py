@@ -11,7 +11,6 @@ Workflow items use it, and so can Python tests::
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -85,27 +84,18 @@ class BrowserPool:
         """The live driver, started now if needed."""
         return self.start()
 
-    def adopt(self, driver: WebDriver) -> None:
-        """Use ``driver`` (started elsewhere) as this process's browser."""
-        self.close()
-        self._driver = driver
-
     @property
     def running(self) -> WebDriver | None:
         """The driver if a browser runs, else ``None`` (never starts one)."""
         return self._driver
 
-    def start(self, extra_args: list[str] | None = None) -> WebDriver:
-        """Start the browser unless it runs, with ``extra_args`` besides the options' flags;
-        raises :class:`BrowserError` if it cannot."""
+    def start(self) -> WebDriver:
+        """Start the browser unless it runs; raises :class:`BrowserError` if it cannot."""
         if self._driver is None:
-            options = self.options
-            if extra_args:
-                options = dataclasses.replace(options, args=[*options.args, *extra_args])
             if self.capture is not None:
                 self._driver = self.capture.launch()
             else:
-                self._driver = start_browser(options)
+                self._driver = start_browser(self.options)
         return self._driver
 
     def reset(self, origins: set[str]) -> None:
