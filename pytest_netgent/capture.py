@@ -19,6 +19,7 @@ At the end of the session (on the xdist controller) ``manifest.csv`` lists every
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import csv
 import dataclasses
@@ -35,7 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import NetgentError
 
@@ -401,9 +402,13 @@ class CapturedBrowser:
             _update_item_file(window.folder)
 
 
-def split_netlog(path: Path, windows: list[_Window]) -> None:
+def split_netlog(path: Path, windows: list[_Window], open_files: int = 32) -> None:
     """Write into each window's folder the events of the netlog ``path`` that happened
-    in that window (the file of a browser that was killed may end early)."""
+    in that window (the file of a browser that was killed may end early).
+
+    Windows do not overlap; each event finds its window by bisection, and at most
+    ``open_files`` item files are open at once, so a worker may run any number of items.
+    """
     try:
         source = path.open("r", encoding="utf-8", errors="replace")
     except OSError:
@@ -414,10 +419,13 @@ def split_netlog(path: Path, windows: list[_Window]) -> None:
             offset = int(json.loads(head + "}")["constants"]["timeTickOffset"])
         except (ValueError, KeyError, TypeError):
             return  # not a netlog (the browser died before writing one)
-        outs = [(w.folder / FILES["netlog"]).open("w", encoding="utf-8") for w in windows]
-        empty = [True] * len(windows)
-        for out in outs:
-            out.write(head + ',\n"events": [\n')
+        order = sorted(windows, key=lambda w: w.start)
+        starts = [w.start for w in order]
+        targets = [w.folder / FILES["netlog"] for w in order]
+        for target in targets:
+            target.write_text(head + ',\n"events": [\n', encoding="utf-8")
+        empty = [True] * len(order)
+        handles: dict[int, TextIO] = {}
         for line in source:
             text = line.strip().rstrip(",")
             if not text.startswith("{"):
@@ -426,14 +434,20 @@ def split_netlog(path: Path, windows: list[_Window]) -> None:
                 at = (offset + int(json.loads(text)["time"])) / 1000.0
             except (ValueError, KeyError, TypeError):
                 continue
-            for i, window in enumerate(windows):
-                if window.start <= at <= (window.end or at):
-                    outs[i].write(("" if empty[i] else ",\n") + text)
-                    empty[i] = False
-                    break
-        for out in outs:
-            out.write("\n]}\n")
+            i = bisect.bisect_right(starts, at) - 1
+            if i < 0 or at > (order[i].end or at):
+                continue  # between two items: nobody's
+            if i not in handles:
+                if len(handles) >= open_files:
+                    handles.pop(next(iter(handles))).close()
+                handles[i] = targets[i].open("a", encoding="utf-8")
+            handles[i].write(("" if empty[i] else ",\n") + text)
+            empty[i] = False
+        for out in handles.values():
             out.close()
+        for target in targets:
+            with target.open("a", encoding="utf-8") as out:
+                out.write("\n]}\n")
 
 
 def _size(path: Path) -> int:

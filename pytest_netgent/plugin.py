@@ -79,8 +79,6 @@ def _count(option: str) -> Callable[[str], int]:
 
 
 def _capture_modes(text: str) -> frozenset[str]:
-    from .capture import parse_modes
-
     try:
         return parse_modes(text)
     except ValueError as exc:
@@ -580,8 +578,9 @@ def netgent_browser(
     """A browser reset for this test (no cookies, storage or extra tabs afterwards).
 
     ``.driver`` is the Selenium WebDriver; ``.run(file, name)`` replays a workflow and
-    returns its :class:`~pytest_netgent.RunResult`. With ``--netgent-capture`` the test
-    gets a browser of its own, and its traffic is captured into its own folder.
+    returns its :class:`~pytest_netgent.RunResult`. With ``--netgent-capture`` the test's
+    traffic is captured into its own folder, and the browser's caches and connections are
+    dropped after it.
     """
     if netgent_settings.capture.on:
         yield from _captured_browser(
@@ -658,15 +657,16 @@ def _captured_browser(
     capture = _item_capture(item, settings)
     item.stash[capture_key] = capture
     capture.prepare()
-    if settings.capture.pcap and netns.isolated() and isinstance(item, WorkflowItem):
+    sealed = settings.capture.pcap and netns.isolated()  # in this worker's own namespace
+    if sealed and isinstance(item, WorkflowItem):
         _uplink_for(item.loaded, base_url)
-    if settings.capture.pcap and netns.isolated() and base_url:
+    if sealed and base_url:
         _bridge = _bridge or netns.LoopbackBridge()
         if why := _bridge.reach(base_url):
             pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
     try:
         driver = pool.start()
-        if settings.capture.pcap and netns.isolated():
+        if sealed:
             # nothing the browser opened between two captures may reach into this one
             driver.execute_script(CLEAR_NETWORK_STATE)
             netns.settle(browser_ports(driver))
@@ -677,7 +677,7 @@ def _captured_browser(
         pytest.fail(exc.report(), pytrace=False)
     browsers.begin(capture)
     browser = NetgentBrowser(pool, settings, base_url)
-    if settings.capture.pcap and netns.isolated():
+    if sealed:
 
         def before_run(loaded: LoadedWorkflow, url: str) -> None:
             _uplink_for(loaded, url)  # a Python test's workflow may leave the machine

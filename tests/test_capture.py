@@ -22,7 +22,7 @@ import dpkt
 import pytest
 
 from pytest_netgent import netns
-from pytest_netgent.capture import merge_pcaps, parse_modes
+from pytest_netgent.capture import _Window, merge_pcaps, parse_modes, split_netlog
 
 from .helpers import QUIET, Project, element
 
@@ -572,3 +572,27 @@ def test_pcaps_of_two_interfaces_merge_in_time_order(tmp_path: Path) -> None:
         merged = [(ts, dpkt.ethernet.Ethernet(buf).data) for ts, buf in dpkt.pcap.Reader(f)]
     assert [round(ts, 3) for ts, _ in merged] == [0.5, 1.0, 1.5, 2.0, 3.0, 3.25, 4.0]
     assert [bytes(d) for _, d in merged][:2] == [b"ngw", b"lo"]
+
+
+def test_a_netlog_splits_into_its_items_time_windows(tmp_path: Path) -> None:
+    # Chromium's layout: constants on the first line, then one event per line
+    offset = 1_000_000  # ms since the epoch at tick 0
+    constants = json.dumps({"constants": {"timeTickOffset": str(offset), "logEventTypes": {}}})
+    lines = [constants[:-1] + ",", '"events": [']
+    times = [100, 150, 1100, 1200, 1600, 2100, 3100, 3150]  # ticks (ms)
+    lines += [f'{{"phase":0,"source":{{"id":{t}}},"time":"{t}","type":1}},' for t in times]
+    netlog = tmp_path / "netlog.json"
+    netlog.write_text("\n".join(lines) + "\n")
+    windows = []
+    for n, (start, end) in enumerate([(1001.0, 1001.3), (1002.0, 1002.5), (1003.0, None)]):
+        folder = tmp_path / f"item{n}"
+        folder.mkdir()
+        windows.append(_Window(folder, start, end))
+    split_netlog(netlog, list(reversed(windows)), open_files=1)  # any order, one file open
+    got = [
+        [int(e["time"]) for e in json.loads((w.folder / "netlog.json").read_text())["events"]]
+        for w in windows
+    ]
+    assert got == [[1100, 1200], [2100], [3100, 3150]]  # 100-150 and 1600: between items
+    head = json.loads((windows[0].folder / "netlog.json").read_text())
+    assert head["constants"]["timeTickOffset"] == str(offset)
