@@ -307,6 +307,8 @@ def test_params_override_vars(netgent_browser: NetgentBrowser) -> None:
     assert result.final_url.endswith("/wiki/article/quic")
 
 
+# Each pair runs on one worker, one after the other (the plugin schedules by xdist group).
+@pytest.mark.xdist_group("reset-tabs")
 def test_reset_between_tests_part_one(netgent_browser: NetgentBrowser, base_url: str) -> None:
     driver = netgent_browser.driver
     driver.get(base_url + "/wiki/")
@@ -316,12 +318,43 @@ def test_reset_between_tests_part_one(netgent_browser: NetgentBrowser, base_url:
     netgent_browser.origins.add(base_url)
 
 
+@pytest.mark.xdist_group("reset-tabs")
 def test_reset_between_tests_part_two(netgent_browser: NetgentBrowser, base_url: str) -> None:
     driver = netgent_browser.driver
     assert len(driver.window_handles) == 1
     assert driver.current_url == "data:,"  # the page a fresh browser starts on
     driver.get(base_url + "/wiki/")
     assert driver.execute_script("return localStorage.getItem('k')") is None
+    assert driver.get_cookies() == []
+
+
+SESSIONS: dict[str, str] = {}
+
+
+@pytest.mark.xdist_group("reset-closed-window")
+def test_reset_after_closing_the_drivers_window_part_one(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    first = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.get(base_url + "/shop/")
+    driver.execute_script("localStorage.setItem('cart', 'full'); document.cookie = 'c=1; path=/';")
+    driver.switch_to.window(first)
+    driver.close()  # the driver is left on a window that is gone; the shop tab stays open
+    SESSIONS["closed-window"] = driver.session_id
+
+
+@pytest.mark.xdist_group("reset-closed-window")
+def test_reset_after_closing_the_drivers_window_part_two(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    assert driver.session_id == SESSIONS.get("closed-window")  # reset, not replaced
+    assert len(driver.window_handles) == 1
+    assert driver.current_url == "data:,"
+    driver.get(base_url + "/shop/")  # the origin of the tab left open was cleared too
+    assert driver.execute_script("return localStorage.getItem('cart')") is None
     assert driver.get_cookies() == []
 
 

@@ -383,11 +383,54 @@ browser's shader and interest-group caches that no site can read back."""
 def reset_browser(driver: WebDriver, origins: set[str], *, keep_profile: bool = False) -> None:
     """Make the browser as new for the next item: one blank tab, no cookies or storage.
 
-    ``origins`` are the sites the item visited; their storage (local and session storage,
-    IndexedDB, cache storage, service workers) is cleared through the DevTools protocol.
-    With ``keep_profile`` (a ``--netgent-user-data-dir`` profile) cookies and storage stay:
-    the profile's logins must outlive the item.
+    ``origins`` are the sites the item visited; the origins of the pages still open are
+    added, and their storage (local and session storage, IndexedDB, cache storage,
+    service workers) is cleared through the DevTools protocol. With ``keep_profile`` (a
+    ``--netgent-user-data-dir`` profile) cookies and storage stay: the profile's logins
+    must outlive the item.
     """
+    from selenium.common.exceptions import NoSuchWindowException
+
+    try:
+        pages = _open_pages(driver)
+    except NoSuchWindowException:  # the item closed the window the driver was on
+        driver.switch_to.window(driver.window_handles[0])
+        pages = _open_pages(driver)
+    if pages is not None and len(pages) == 1:
+        # The usual case, in one round trip: the item's single tab, left where it was.
+        if (origin := origin_of(pages[0])) is not None:
+            origins.add(origin)
+    else:
+        _close_other_windows(driver, origins)
+    driver.get(BLANK)
+    if keep_profile:
+        return
+    if pages is None:
+        # A session without the DevTools protocol: cookies of the current origin only.
+        driver.delete_all_cookies()
+        return
+    cdp(driver, "Network.clearBrowserCookies", {})
+    for origin in sorted(origins):
+        cdp(driver, "Storage.clearDataForOrigin", {"origin": origin, "storageTypes": SITE_DATA})
+
+
+def _open_pages(driver: WebDriver) -> list[str] | None:
+    """URLs of the browser's open tabs and windows, read in one DevTools call (WebDriver
+    takes two per window); ``None`` for a session without the protocol."""
+    if not _has_cdp(driver):
+        return None
+    answer = cdp(driver, "Target.getTargets", {})
+    if not isinstance(answer, dict):
+        return None
+    return [
+        str(target.get("url", ""))
+        for target in answer.get("targetInfos", ())
+        if target.get("type") == "page"
+    ]
+
+
+def _close_other_windows(driver: WebDriver, origins: set[str]) -> None:
+    """Close every window but the first, noting the origins of all, and switch to it."""
     handles = driver.window_handles
     keep = handles[0]
     for handle in handles[1:]:
@@ -398,16 +441,6 @@ def reset_browser(driver: WebDriver, origins: set[str], *, keep_profile: bool = 
     driver.switch_to.window(keep)
     if (origin := origin_of(driver.current_url)) is not None:
         origins.add(origin)
-    driver.get(BLANK)
-    if keep_profile:
-        return
-    if not _has_cdp(driver):
-        # A session without the DevTools protocol: cookies of the current origin only.
-        driver.delete_all_cookies()
-        return
-    cdp(driver, "Network.clearBrowserCookies", {})
-    for origin in sorted(origins):
-        cdp(driver, "Storage.clearDataForOrigin", {"origin": origin, "storageTypes": SITE_DATA})
 
 
 def _has_cdp(driver: WebDriver) -> bool:
