@@ -6,8 +6,11 @@ Field names follow NetGent's state repository (``name``, ``checks``, ``actions``
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import json
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -25,36 +28,80 @@ BY_VALUES = (
     "partial link text",
 )
 
-# Required parameters of each check and action; anything else is optional and documented
-# in docs of the engine (browser/actions.py, browser/checks.js).
-_CHECK_REQUIRED: dict[str, tuple[str, ...]] = {
-    "url": ("url",),
-    "element": ("by", "selector"),
-    "text": ("text",),
-    "title": ("title",),
-    "script": ("script",),
+_TARGET = ("by", "selector", "index")
+_POINT = ("x", "y")
+
+CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "url": (("url",), ("match", "ignore_query")),
+    "element": (("by", "selector"), ("visible", "check_visibility", "timeout")),
+    "text": (("text",), ("check_visibility", "timeout")),
+    "title": (("title",), ("match",)),
+    "script": (("script",), ()),
 }
-_ACTION_REQUIRED: dict[str, tuple[str, ...]] = {
-    "navigate": ("url",),
-    "click": (),
-    "type": ("text",),
-    "press_key": ("key",),
-    "scroll": (),
-    "scroll_to": ("by", "selector"),
-    "hover": ("by", "selector"),
-    "select": ("by", "selector"),
-    "wait": ("seconds",),
-    "switch_tab": (),
-    "go_back": (),
-    "start_video_sampling": (),
-    "stop_video_sampling": (),
+"""Each check type's ``(required, optional)`` parameters; NetGent's names included
+(``check_visibility``, ``timeout``). The engine's meaning of each is in the README's
+"Coming from NetGent" table and in ``browser/checks.js``."""
+
+ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "navigate": (("url",), ()),
+    "click": ((), (*_TARGET, *_POINT, "percentage")),
+    "type": (("text",), (*_TARGET, *_POINT, "clear")),
+    "press_key": (("key",), _TARGET),
+    "scroll": ((), ("direction", "amount", "times", "pixels", *_TARGET, *_POINT)),
+    "scroll_to": ((), (*_TARGET, *_POINT)),
+    "hover": ((), (*_TARGET, *_POINT, "percentage")),
+    "move": ((), (*_TARGET, *_POINT, "percentage")),
+    "select": (("by", "selector"), ("text", "value", "index")),
+    "wait": (("seconds",), ()),
+    "switch_tab": ((), ("index", "url", "title")),
+    "go_back": ((), ()),
+    "start_video_sampling": ((), ("interval",)),
+    "stop_video_sampling": ((), ()),
+    "start_stats_logging": ((), ("out_path", "interval")),
+    "stop_stats_logging": ((), ()),
+    "terminate": ((), ("reason",)),
 }
+"""Each action type's ``(required, optional)`` parameters: the action registry
+(``browser/actions.py``), with NetGent's action and parameter names (``move``,
+``terminate``, ``start_stats_logging``, ``pixels``, ``percentage``, ``x``/``y``)."""
+
+ACTION_TYPES = tuple(ACTION_PARAMS)
+"""Every action type a state may use."""
+
+CHECK_TYPES = tuple(CHECK_PARAMS)
+"""Every check type a state may use."""
+
+_LOCATED = {"click", "scroll_to", "hover", "move"}
+"""Actions that need an element (``by``/``selector``) or a point (``x``/``y``)."""
 
 
-def _check_by(kind: str, params: dict[str, Any]) -> None:
+def _close(name: str, allowed: Iterable[str]) -> str:
+    match = difflib.get_close_matches(name, list(allowed), n=1)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
+def _validate(kind: str, type_: str, params: dict[str, Any], table: Any) -> None:
+    """Unknown types and parameters, missing ones and bad ``by`` values, with the names
+    that are allowed."""
+    if type_ not in table:
+        raise ValueError(
+            f"unknown {kind} type {type_!r}{_close(type_, table)} "
+            f"({kind} types: {', '.join(table)})"
+        )
+    required, optional = table[type_]
+    allowed = (*required, *optional)
+    for name in params:
+        if name not in allowed:
+            raise ValueError(
+                f"{type_} {kind}: unknown parameter {name!r}{_close(name, allowed)} "
+                f"({type_} takes {', '.join(allowed) or 'no parameters'})"
+            )
+    missing = [p for p in required if p not in params]
+    if missing:
+        raise ValueError(f"{type_} {kind} needs params {missing}")
     by = params.get("by")
     if by is not None and by not in BY_VALUES:
-        raise ValueError(f"{kind}: unknown 'by' {by!r}; use one of {', '.join(BY_VALUES)}")
+        raise ValueError(f"{type_} {kind}: unknown 'by' {by!r}; use one of {', '.join(BY_VALUES)}")
 
 
 class Check(BaseModel):
@@ -62,15 +109,12 @@ class Check(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["url", "element", "text", "title", "script"]
+    type: str = Field(json_schema_extra={"enum": list(CHECK_TYPES)})
     params: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _required(self) -> Check:
-        missing = [p for p in _CHECK_REQUIRED[self.type] if p not in self.params]
-        if missing:
-            raise ValueError(f"{self.type} check needs params {missing}")
-        _check_by(f"{self.type} check", self.params)
+        _validate("check", self.type, self.params, CHECK_PARAMS)
         return self
 
     def describe(self) -> str:
@@ -79,7 +123,11 @@ class Check(BaseModel):
         if self.type == "url":
             return f"url {p.get('match', 'exact')} {p['url']!r}"
         if self.type == "element":
-            vis = "" if p.get("visible", True) else " (present, may be hidden)"
+            vis = ""
+            if p.get("visible", True) is False or p.get("check_visibility", True) is False:
+                vis = " (present, may be hidden)"
+            elif p.get("check_visibility") is True:
+                vis = " (visible in the viewport)"
             return f"element {p['by']}={p['selector']!r}{vis}"
         if self.type == "text":
             return f"text contains {p['text']!r}"
@@ -93,37 +141,17 @@ class Action(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal[
-        "navigate",
-        "click",
-        "type",
-        "press_key",
-        "scroll",
-        "scroll_to",
-        "hover",
-        "select",
-        "wait",
-        "switch_tab",
-        "go_back",
-        "start_video_sampling",
-        "stop_video_sampling",
-    ]
+    type: str = Field(json_schema_extra={"enum": list(ACTION_TYPES)})
     params: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _required(self) -> Action:
-        missing = [p for p in _ACTION_REQUIRED[self.type] if p not in self.params]
-        if missing:
-            raise ValueError(f"{self.type} action needs params {missing}")
-        if (
-            self.type == "click"
-            and "selector" not in self.params
-            and not ("x" in self.params and "y" in self.params)
-        ):
-            raise ValueError("click action needs 'by' and 'selector' (or 'x' and 'y')")
-        if "selector" in self.params and "by" not in self.params:
+        _validate("action", self.type, self.params, ACTION_PARAMS)
+        p = self.params
+        if self.type in _LOCATED and "selector" not in p and not ("x" in p and "y" in p):
+            raise ValueError(f"{self.type} action needs 'by' and 'selector' (or 'x' and 'y')")
+        if "selector" in p and "by" not in p:
             raise ValueError(f"{self.type} action needs 'by' with 'selector'")
-        _check_by(f"{self.type} action", self.params)
         return self
 
     def describe(self) -> str:
@@ -135,15 +163,28 @@ class Action(BaseModel):
             target = f" at ({p['x']}, {p['y']})"
         else:
             target = ""
-        if "index" in p:
+        if "index" in p and self.type != "select":
             target += f"[{p['index']}]"
-        rest = {k: v for k, v in p.items() if k not in ("by", "selector", "x", "y", "index")}
+        skip = ("by", "selector", "x", "y") + (("index",) if self.type != "select" else ())
+        rest = {k: v for k, v in p.items() if k not in skip}
         args = " " + " ".join(f"{k}={v!r}" for k, v in rest.items()) if rest else ""
         return f"{self.type}{target}{args}"
 
 
+CONTINUOUS = 1_000_000
+"""``repeat`` of a NetGent ``continuous`` state: it may fire on the same page indefinitely
+(bounded by the workflow's ``duration``, ``max_steps`` and ``timeout``)."""
+
+
 class State(BaseModel):
-    """A compiled state: checks that all hold when it applies, actions it performs."""
+    """A compiled state: checks that all hold when it applies, actions it performs.
+
+    NetGent's own fields are kept as they are, so a repository round-trips unchanged:
+    ``config`` (``continuous: true`` means the state may fire again and again on the same
+    page: ``repeat`` without bound; ``config.repeat`` a bounded one), ``executed`` (the
+    states synthesis made under it), and ``terminate`` actions (which do nothing here: a
+    state's actions end with its list).
+    """
 
     model_config = ConfigDict(extra="ignore")
 
@@ -154,30 +195,64 @@ class State(BaseModel):
     end_state: str = ""
     repeat: int = Field(0, ge=0)
     prompt_hash: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """NetGent's state config (``continuous``), kept for the round trip."""
+    executed: list[Any] = Field(default_factory=list)
+    """NetGent's record of states synthesised under this one, kept for the round trip."""
 
     @model_validator(mode="before")
     @classmethod
     def _from_netgent(cls, data: Any) -> Any:
-        """Accept NetGent's repository fields: ``config.continuous`` and ``terminate``."""
+        """Read NetGent's ``config.continuous`` (and ``config.repeat``) as ``repeat``."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        config = data.pop("config", None)
-        if isinstance(config, dict) and config.get("continuous") and "repeat" not in data:
-            data["repeat"] = CONTINUOUS
-        actions = data.get("actions")
-        if isinstance(actions, list):
-            data["actions"] = [
-                a for a in actions if not (isinstance(a, dict) and a.get("type") == "terminate")
-            ]
+        config = data.get("config")
+        if config is None:
+            data.pop("config", None)
+        elif isinstance(config, dict) and "repeat" not in data:
+            if config.get("continuous"):
+                data["repeat"] = CONTINUOUS
+            elif isinstance(config.get("repeat"), int):
+                data["repeat"] = config["repeat"]
         if data.get("end_state") is None:
             data["end_state"] = ""
+        if data.get("executed") is None:
+            data.pop("executed", None)
         return data
 
+    @property
+    def continuous(self) -> bool:
+        """Whether the state may fire on the same page without bound (NetGent's
+        ``continuous``)."""
+        return self.repeat >= CONTINUOUS
 
-CONTINUOUS = 1_000_000
-"""``repeat`` of a NetGent ``continuous`` state: it may fire on the same page indefinitely
-(bounded by the workflow's ``max_steps`` and ``timeout``)."""
+    def to_netgent(self) -> dict[str, Any]:
+        """The state in NetGent's repository format and field names (``name``,
+        ``description``, ``checks``, ``actions``, ``end_state``, ``executed``, ``config``),
+        which NetGent's own loader accepts."""
+        config = dict(self.config)
+        if self.continuous:
+            config["continuous"] = True
+        elif self.repeat:
+            config["repeat"] = self.repeat
+        checks = []
+        for check in self.checks:
+            params = dict(check.params)
+            if params.pop("visible", True) is False:
+                params.setdefault("check_visibility", False)
+            checks.append({"type": check.type, "params": params})
+        out: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "checks": checks,
+            "actions": [a.model_dump(mode="json") for a in self.actions],
+            "end_state": self.end_state,
+            "executed": list(self.executed),
+        }
+        if config:
+            out["config"] = config
+        return out
 
 
 class Synthesis(BaseModel):
@@ -222,19 +297,20 @@ class Automaton(BaseModel):
         """The document as written to disk: stable key order, two-space indent."""
         data = self.model_dump(mode="json", exclude_none=True)
         for state in data["states"]:
-            if not state.get("prompt_hash"):
-                state.pop("prompt_hash", None)
-            if not state.get("description"):
-                state.pop("description", None)
-            if not state.get("repeat"):
-                state.pop("repeat", None)
+            for key in ("prompt_hash", "description", "repeat", "config", "executed"):
+                if not state.get(key):
+                    state.pop(key, None)
+            if state.get("repeat") == CONTINUOUS:  # written as NetGent writes it
+                state.pop("repeat")
+                state["config"] = {**state.get("config", {}), "continuous": True}
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def parse_automaton(data: Any) -> Automaton:
     """Validate loaded JSON as a cache document or NetGent repository.
 
-    Raises :class:`ValueError` with a one-line reason naming the state and field at fault.
+    Raises :class:`ValueError` with a one-line reason naming the state, the check or
+    action (numbered from 1, with its type) and the field at fault.
     """
     try:
         return Automaton.model_validate(data)
@@ -244,11 +320,19 @@ def parse_automaton(data: Any) -> Automaton:
         where = ""
         if len(loc) >= 2 and loc[0] == "states" and isinstance(loc[1], int):
             states = data["states"] if isinstance(data, dict) else data
+            raw: Any = None
             try:
-                where = f"state {states[loc[1]].get('name', loc[1])!r}: "
+                raw = states[loc[1]]
+                where = f"state {raw.get('name', loc[1])!r}: "
             except (AttributeError, IndexError, KeyError, TypeError):
                 where = f"state {loc[1]}: "
             loc = loc[2:]
+            if len(loc) >= 2 and loc[0] in ("actions", "checks") and isinstance(loc[1], int):
+                where += f"{loc[0][:-1]} {loc[1] + 1}"
+                with contextlib.suppress(KeyError, IndexError, TypeError):
+                    where += f" ({raw[loc[0]][loc[1]]['type']})"
+                where += ": "
+                loc = loc[2:]
         field = ".".join(str(p) for p in loc)
         msg = err["msg"].removeprefix("Value error, ")
         raise ValueError(f"{where}{field}: {msg}" if field else f"{where}{msg}") from None

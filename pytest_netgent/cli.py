@@ -5,6 +5,7 @@
     netgent -e STATES.json [CREDENTIALS]        replay a state repository
     netgent -g KEYS CREDENTIALS PROMPTS         generate one from state prompts
     netgent convert PROMPTS.json                write the equivalent .netgent.yaml
+    netgent convert STATES.json|DIR [-o DIR]    a workflow file replaying a repository
 
 Exit status: 0 when the run reached an end state, 1 when it did not (the reason, a UI
 drift report for a replay, is on stderr), 2 for bad input (a missing or invalid file,
@@ -17,7 +18,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -96,11 +97,26 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="fill {NAME} placeholders, e.g. --var base_url=http://127.0.0.1:8000",
+        help="fill {NAME} (and NetGent's %%NAME%%) placeholders, e.g. "
+        "--var base_url=http://127.0.0.1:8000",
+    )
+    parser.add_argument(
+        "--variables",
+        metavar="VARS",
+        help="NetGent's variables: a JSON object, as a file or inline, filling %%NAME%% "
+        "(and {NAME}) placeholders; --var entries win",
+    )
+    parser.add_argument(
+        "--duration",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="end the run with success after SECONDS when it is in a continuous state "
+        "(NetGent's config.continuous); without it a continuous state runs until "
+        "recursion_limit steps",
     )
     parser.add_argument(
         "--state-timeout",
-        type=float,
+        type=_positive_seconds,
         metavar="SECONDS",
         help="how long a page may take to match a state (default 10)",
     )
@@ -108,18 +124,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0")
+    return value
+
+
 def _convert_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="netgent convert",
         description="Write the pytest-netgent workflow file (.netgent.yaml) equivalent to "
-        "a NetGent prompts file.",
+        "a NetGent prompts file, or one that replays a NetGent state repository (with the "
+        "repository as its cached states); a folder converts every repository in it.",
     )
-    parser.add_argument("prompts", metavar="PROMPTS.json")
+    parser.add_argument("prompts", metavar="PROMPTS.json|STATES.json|DIR")
     parser.add_argument(
         "-o",
         "--output",
         metavar="OUT",
-        help="the workflow file to write (default: PROMPTS.netgent.yaml beside it)",
+        help="prompts: the workflow file to write (default: PROMPTS.netgent.yaml beside "
+        "it); repositories: the folder to write into (default: the repository's folder)",
     )
     parser.add_argument("--name", help="the workflow's name (default: from the file name)")
     parser.add_argument(
@@ -257,14 +285,29 @@ def load_keys(spec: str) -> Any:
         raise BadInput(str(exc)) from None
 
 
-def _variables(items: Sequence[str]) -> dict[str, str]:
-    out = {}
+def _variables(items: Sequence[str], netgent: str | None = None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if netgent:
+        data = _json_argument(netgent, "--variables")
+        if not isinstance(data, dict):
+            raise BadInput(f"--variables: expected a JSON object, got a {_kind(data)}")
+        out = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier():
             raise BadInput(f"--var {item!r}: write NAME=VALUE, e.g. --var base_url=http://…")
         out[name] = value
     return out
+
+
+def _json_argument(text: str, what: str) -> Any:
+    """A JSON value given inline or as a file's path."""
+    if text.strip().startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BadInput(f"{what} (inline JSON), column {exc.colno}: {exc.msg}") from None
+    return _read_json(text, what)
 
 
 def _kind(value: Any) -> str:
@@ -278,9 +321,11 @@ def _kind(value: Any) -> str:
 def _agent(args: argparse.Namespace, llm: Any, enabled: bool, creds: dict[str, str]) -> Any:
     from .sdk import NetGent
 
-    config = {}
+    config: dict[str, Any] = {}
     if args.state_timeout is not None:
         config["state_timeout"] = args.state_timeout
+    if args.duration is not None:
+        config["duration"] = args.duration
     return NetGent(
         llm=llm,
         llm_enabled=enabled,
@@ -320,9 +365,15 @@ def execute(args: argparse.Namespace) -> int:
         raise BadInput(f"-e takes STATES.json [CREDENTIALS], got {len(files)} arguments")
     repository = read_repository(files[0])
     creds = read_credentials(files[1]) if len(files) == 2 else {}
-    variables = _variables(args.var)
+    variables = _variables(args.var, args.variables)
+    output_dir = _output_dir(args.output)
     with _agent(args, None, False, creds) as agent:
-        result = agent.run(state_prompts=[], state_repository=repository, variables=variables)
+        result = agent.run(
+            state_prompts=[],
+            state_repository=repository,
+            variables=variables,
+            output_dir=output_dir,
+        )
     if args.output:
         _write(args.output, _result_json(result))
     if result.reached_end:
@@ -338,10 +389,11 @@ def generate(args: argparse.Namespace) -> int:
     keys, credentials, prompts_file = args.generate
     prompts = read_prompts(prompts_file)
     creds = read_credentials(credentials)
-    variables = _variables(args.var)
+    variables = _variables(args.var, args.variables)
+    output_dir = _output_dir(args.output)
     llm = load_keys(keys)
     with _agent(args, llm, True, creds) as agent:
-        result = agent.run(state_prompts=prompts, variables=variables)
+        result = agent.run(state_prompts=prompts, variables=variables, output_dir=output_dir)
     if args.output:
         _write(args.output, result.state_repository)
     else:
@@ -361,10 +413,21 @@ def generate(args: argparse.Namespace) -> int:
     return FAILED
 
 
+def _output_dir(output: str | None) -> Path:
+    """Where the run's relative output paths go: the ``-o`` file's folder, else here."""
+    if not output:
+        return Path.cwd()
+    folder = Path(output).parent
+    if not folder.is_dir():
+        raise BadInput(f"-o {output}: folder {folder} does not exist")
+    return folder
+
+
 def _result_json(result: Any) -> dict[str, Any]:
     from dataclasses import asdict
 
     return {
+        "state_repository": result.state_repository,
         "reached_end": result.reached_end,
         "end_state": result.end_state,
         "final_url": result.final_url,
@@ -378,10 +441,15 @@ def _result_json(result: Any) -> dict[str, Any]:
 
 
 def convert(argv: Sequence[str]) -> int:
-    """``netgent convert PROMPTS.json``: the equivalent ``.netgent.yaml``."""
+    """``netgent convert PROMPTS.json``: the equivalent ``.netgent.yaml``;
+    ``netgent convert STATES.json|DIR``: workflow files replaying state repositories."""
     args = _convert_parser().parse_args(argv)
-    prompts = read_prompts(args.prompts)
     source = Path(args.prompts)
+    if source.is_dir():
+        return convert_repositories(sorted(source.glob("*.json")), args, folder=source)
+    if source.is_file() and _is_repository(_read_json(args.prompts, "STATES")):
+        return convert_repositories([source], args)
+    prompts = read_prompts(args.prompts)
     stem = source.name.removesuffix(".json")
     for suffix in ("_prompts", "-prompts"):
         stem = stem.removesuffix(suffix)
@@ -462,6 +530,188 @@ def _validate(tmp: Path, out: Path) -> None:
                     'workflow a non-empty "end_state" in the prompts file'
                 )
             raise BadInput(f"{out}: the converted workflow is not valid: {message}")
+
+
+def _is_repository(data: Any) -> bool:
+    """Whether loaded JSON is a state repository (states with checks and actions), not
+    state prompts (with triggers)."""
+    if isinstance(data, dict):
+        data = data.get("state_repository", data.get("states"))
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(s, dict) and ("checks" in s or "actions" in s) for s in data)
+        and not any("triggers" in s for s in data)
+    )
+
+
+def convert_repositories(
+    files: Sequence[Path], args: argparse.Namespace, folder: Path | None = None
+) -> int:
+    """Write ``DIR/NAME.netgent.yaml`` per repository, with the repository itself as the
+    workflow's trusted cache file (``__netgent__/NAME/NAME.json``)."""
+    from .automaton import parse_automaton
+    from .store import cache_path
+
+    if folder is not None:
+        files = [f for f in files if _is_repository(_read_json(str(f), "STATES"))]
+        if not files:
+            raise BadInput(f"{folder}: no NetGent state repository (*.json) in this folder")
+    planned = []
+    for path in files:
+        data = _read_json(str(path), "STATES")
+        if isinstance(data, dict) and "state_repository" in data:
+            data = data["state_repository"]
+        if data == []:
+            raise BadInput(f"STATES {path}: the repository is empty ([]): nothing to convert")
+        try:
+            automaton = parse_automaton(data)
+        except ValueError as exc:
+            raise BadInput(f"STATES {path}: {exc}") from None
+        names = [s.name for s in automaton.states]
+        if dupes := sorted({n for n in names if names.count(n) > 1}):
+            raise BadInput(
+                f"STATES {path}: state names {dupes} occur more than once; give each state "
+                "its own name (a workflow file names its states uniquely)"
+            )
+        stem = path.name.removesuffix(".json")
+        for suffix in ("_result", "-result", "_states", "-states"):
+            stem = stem.removesuffix(suffix)
+        out_dir = Path(args.output) if args.output else path.parent
+        if not out_dir.is_dir():
+            raise BadInput(f"-o {out_dir}: no such folder (create it first)")
+        workflow_file = out_dir / f"{stem}.netgent.yaml"
+        cache = cache_path(workflow_file, args.name or stem)
+        for target in (workflow_file, cache):
+            if target.exists() and not args.force:
+                raise BadInput(f"{target} exists: pass --force to overwrite it, or -o elsewhere")
+        text = repository_yaml(args.name or stem, automaton.states, path)
+        planned.append((path, workflow_file, cache, text, len(automaton.states)))
+    for path, workflow_file, cache, text, count in planned:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        _replace(cache, path.read_text("utf-8"))  # the repository as it is: trusted
+        tmp = workflow_file.with_name(workflow_file.name + ".tmp")
+        tmp.write_text(text, "utf-8")
+        try:
+            _validate(tmp, workflow_file)
+        except BadInput:
+            tmp.unlink()
+            raise
+        os.replace(tmp, workflow_file)
+        print(f"netgent: wrote {workflow_file} ({count} states) and {cache}", file=sys.stderr)
+    return OK
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, path)
+
+
+def repository_yaml(name: str, states: Sequence[Any], source: Path) -> str:
+    """The ``.netgent.yaml`` text of a NetGent state repository: each state's checks and
+    actions in words, ``start_url`` from its first navigation, ``end`` where NetGent's
+    ``end_state`` is set and ``continuous`` where its config says so."""
+    import re
+    from urllib.parse import urlsplit
+
+    import yaml
+
+    from .browser.session import START_PAGES
+
+    navigations = [str(a.params["url"]) for s in states for a in s.actions if a.type == "navigate"]
+    doc: dict[str, Any] = {"name": name}
+    doc["description"] = f"Replays the NetGent state repository {source.name}"
+    first = states[0] if states else None
+    # The engine opens start_url before the first state; that is what a start-page state
+    # that only navigates there does, so it may say so (else the state navigates itself).
+    if (
+        first is not None
+        and navigations
+        and first.checks
+        and all(c.type == "url" and c.params.get("url") in START_PAGES for c in first.checks)
+        and [a.type for a in first.actions if a.type != "terminate"] == ["navigate"]
+    ):
+        doc["start_url"] = str(first.actions[0].params["url"])
+    hosts = sorted({h for u in navigations if (h := urlsplit(u).hostname)})
+    if hosts:
+        doc["allowed_hosts"] = hosts
+    texts = json.dumps([s.model_dump(mode="json") for s in states])
+    used = sorted(set(re.findall(r"%([A-Za-z_]\w*)%", texts)))
+    if used:
+        doc["vars"] = dict.fromkeys(used, "")
+    if any(s.continuous for s in states) and not any(s.end_state for s in states):
+        doc["duration"] = 60
+    doc["states"] = []
+    for state in states:
+        entry: dict[str, Any] = {"name": state.name}
+        if state.description:
+            entry["description"] = state.description
+        entry["triggers"] = [_check_words(c) for c in state.checks]
+        entry["actions"] = [_action_words(a) for a in state.actions if a.type != "terminate"]
+        if state.end_state:
+            entry["end"] = state.end_state
+        if state.continuous:
+            entry["continuous"] = True
+        elif state.repeat:
+            entry["repeat"] = state.repeat
+        doc["states"].append(entry)
+    header = (
+        f"# Converted by `netgent convert {source.name}`: its states are cached, as they\n"
+        "# are, in __netgent__/; `pytest <this file>` replays them with no LLM.\n"
+    )
+    if "duration" in doc:
+        header += "# It ends in a continuous state: set 'duration' to how long it should run.\n"
+    return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=96)
+
+
+def _check_words(check: Any) -> str:
+    p = check.params
+    from .browser.session import START_PAGES
+
+    if check.type == "url":
+        if p["url"] in START_PAGES:
+            return "The browser shows its start page"
+        return f"The URL is {p['url']}"
+    if check.type == "element":
+        hidden = p.get("check_visibility") is False or p.get("visible") is False
+        return f"The element {p['by']} '{p['selector']}' is {'present' if hidden else 'visible'}"
+    if check.type == "text":
+        return f"'{p['text']}' is shown"
+    if check.type == "title":
+        return f"The page title contains '{p['title']}'"
+    return f"The script `{p['script']}` is true"
+
+
+def _action_words(action: Any) -> str:
+    p = action.params
+    if "selector" in p:
+        where = f"the element {p.get('by', 'css selector')} '{p['selector']}'"
+    elif "x" in p:
+        where = f"the point ({p['x']}, {p['y']})"
+    else:
+        where = "the page"
+    words: dict[str, Callable[[], str]] = {
+        "navigate": lambda: f"Navigate to {p['url']}",
+        "click": lambda: f"Click {where}",
+        "type": lambda: f"Type '{p['text']}' into {where}",
+        "press_key": lambda: f"Press {p['key']}",
+        "scroll": lambda: (
+            f"Scroll {p.get('direction', 'down')} "
+            f"{p.get('pixels', p.get('amount', ''))} pixels in {where}".replace("  ", " ")
+        ),
+        "scroll_to": lambda: f"Scroll to {where}",
+        "move": lambda: f"Move the pointer to {where}",
+        "hover": lambda: f"Hover over {where}",
+        "wait": lambda: f"Wait {p['seconds']} seconds",
+        "start_stats_logging": lambda: (
+            "Log video stats every "
+            f"{p.get('interval', 2.0)} seconds to {p.get('out_path', 'netgent_video_stats.jsonl')}"
+        ),
+        "stop_stats_logging": lambda: "Stop logging video stats",
+    }
+    describe: Callable[[], str] = action.describe
+    return words.get(action.type, describe)()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,7 +31,7 @@ from urllib.parse import quote, quote_plus, urlsplit
 from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
 from .browser.page import Tick, evaluate
-from .browser.session import browser_gone, origin_of
+from .browser.session import START_PAGES, browser_gone, origin_of
 from .browser.video import QoeSample, VideoSampler
 from .errors import (
     BrowserError,
@@ -110,6 +110,12 @@ class RunSettings:
     """Fixed pause between two actions of a state (NetGent's ``action_period``)."""
     transition_period: float = 0.0
     """Fixed pause after a state before the next is matched (``transition_period``)."""
+    duration: float | None = None
+    """Seconds after which a run in a continuous state ends with a pass (NetGent's
+    ``duration``); ``None``: only an end state passes."""
+    output_dir: Path | None = None
+    """Where relative output paths of actions (``start_stats_logging``'s ``out_path``)
+    are resolved; default: the current folder."""
 
 
 class Healer(Protocol):
@@ -132,15 +138,23 @@ class Healer(Protocol):
         ...
 
 
-def substitute(value: Any, values: Mapping[str, Any]) -> Any:
-    """Replace ``{name}`` placeholders in strings (recursively) by ``values[name]``.
+NETGENT_PLACEHOLDER = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%")
+"""NetGent's own placeholder form, ``%name%``, as its executor fills variables."""
 
-    Unknown names are left as they are, so braces in CSS or JavaScript survive.
+
+def substitute(value: Any, values: Mapping[str, Any]) -> Any:
+    """Replace ``{name}`` (and NetGent's ``%name%``) placeholders in strings, recursively,
+    by ``values[name]``.
+
+    Unknown names are left as they are, so braces in CSS or JavaScript and percent signs
+    in URLs survive.
     """
     if isinstance(value, str):
-        return PLACEHOLDER.sub(
-            lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), value
-        )
+
+        def fill(m: re.Match[str]) -> str:
+            return str(values[m.group(1)]) if m.group(1) in values else m.group(0)
+
+        return NETGENT_PLACEHOLDER.sub(fill, PLACEHOLDER.sub(fill, value))
     if isinstance(value, dict):
         return {k: substitute(v, values) for k, v in value.items()}
     if isinstance(value, list):
@@ -203,6 +217,7 @@ class Engine:
         self.healer = healer
         self.order = order or [s.name for s in states]
         self._checks: list[dict[str, Any]] = []
+        self._check_wait: dict[str, float] = {}
         for state in states:
             self.put_state(state)
         self.allowed = settings.allowed_hosts
@@ -214,7 +229,10 @@ class Engine:
         self._last_tick = Tick()
         self._last_state = ""
         self._url = ""
-        self.sampler = VideoSampler(driver, time.time(), self.redact)
+        self._fresh = True  # no real page loaded yet: start-page checks hold on any
+        self.sampler = VideoSampler(
+            driver, time.time(), self.redact, settings.output_dir or Path.cwd()
+        )
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -229,6 +247,8 @@ class Engine:
             self._url = url
             if (origin := origin_of(url)) is not None:
                 self.result.origins.add(origin)
+            if url not in START_PAGES:
+                self._fresh = False
             self._event("url", url=url)
         self._allow(url, "the browser went to")
 
@@ -247,6 +267,9 @@ class Engine:
         """Add ``state`` (or replace the one of its name) in declared order; its index."""
         # Checks are substituted once here: their values do not change during a run.
         checks = {"checks": [substitute(c.model_dump(), self.values) for c in state.checks]}
+        # NetGent's per-check timeout: the page is given at least that long to show it
+        waits = [float(c.params["timeout"]) for c in state.checks if "timeout" in c.params]
+        self._check_wait[state.name] = max(waits, default=0.0)
         names = [s.name for s in self.states]
         if state.name in names:
             index = names.index(state.name)
@@ -269,11 +292,11 @@ class Engine:
     def evaluate_now(self, states: list[State] | None = None) -> Tick:
         """Evaluate ``states`` (default: the automaton's) once, without waiting."""
         if states is None:
-            return evaluate(self.driver, self._checks, None, 0)
+            return evaluate(self.driver, self._checks, None, 0, fresh=self._fresh)
         checks = [
             {"checks": [substitute(c.model_dump(), self.values) for c in s.checks]} for s in states
         ]
-        return evaluate(self.driver, checks, None, 0)
+        return evaluate(self.driver, checks, None, 0, fresh=self._fresh)
 
     @property
     def last_tick(self) -> Tick:
@@ -318,14 +341,15 @@ class Engine:
             if not dead:
                 self._stop_sampling()
                 self.result.final_url = self.redact(self._current_url())
+            else:
+                self.sampler.abandon()
         return self.result
 
     def _stop_sampling(self) -> None:
-        """Sampling ends with the run: take the last samples."""
-        if self.sampler.active:
-            # a page that is gone (a navigation, an alert) takes its last samples with it
-            with contextlib.suppress(Exception):
-                self.sampler.stop()
+        """Sampling and the stats log end with the run: take the last samples."""
+        # a page that is gone (a navigation, an alert) takes its last samples with it
+        with contextlib.suppress(Exception):
+            self.sampler.close()
 
     def _fail(self, error: NetgentError, detail: str) -> None:
         self.result.error = error
@@ -351,9 +375,14 @@ class Engine:
         last_fired: int | None = None
         last_page: tuple[str, str] = ("", "")
         repeats = 0
+        end_at = self._t0 + s.duration if s.duration else None
+        actions_deadline = min(deadline, end_at) if end_at else deadline
         state_deadline = time.monotonic() + self._wait_for_state()
         while True:
             now = time.monotonic()
+            if end_at is not None and now >= end_at:
+                self._duration_reached(last_fired)
+                return
             if now >= deadline:
                 raise self._drift(
                     f"workflow timeout: no end state within {s.timeout:g}s "
@@ -375,11 +404,11 @@ class Engine:
                 last_fired, last_page = index, page
                 state_deadline = time.monotonic() + self._wait_for_state()
                 continue
-            wait_ms = int(min(TICK_MS, (min(deadline, state_deadline) - now) * 1000))
+            wait_ms = int(min(TICK_MS, (min(actions_deadline, state_deadline) - now) * 1000))
             exclude = None
             if last_fired is not None and repeats >= self.states[last_fired].repeat:
                 exclude = {"state": last_fired, "doc": last_page[0], "href": last_page[1]}
-            tick = evaluate(self.driver, self._checks, exclude, max(wait_ms, 0))
+            tick = evaluate(self.driver, self._checks, exclude, max(wait_ms, 0), fresh=self._fresh)
             self.result.ticks += 1
             if tick.qoe:
                 self.sampler.collect(tick.qoe)
@@ -409,17 +438,23 @@ class Engine:
                 state_deadline = time.monotonic() + self._wait_for_state()
                 continue
             repeats = repeats + 1 if (index == last_fired and page == last_page) else 0
-            self.result.steps += 1
+            state = self.states[index]
+            # a continuous state running out its duration takes no steps
+            if not (repeats and state.continuous and end_at is not None):
+                self.result.steps += 1
             if self.result.steps > s.max_steps:
+                if state.continuous and repeats:
+                    # NetGent: recursion_limit ends a continuous state's run normally
+                    self._finish(state, f"max_steps ({s.max_steps}) reached in a continuous state")
+                    return
                 raise self._drift(
                     f"max_steps ({s.max_steps}) reached without an end state: a state may "
                     "be looping (raise 'max_steps' if the workflow is that long)"
                 )
-            state = self.states[index]
             self._last_state = self.sampler.state = state.name
             self._event("state", state=state.name, url=tick.href)
             try:
-                self.run_actions(state, deadline)
+                self.run_actions(state, actions_deadline)
             except ActionFailed as exc:
                 if self.healer is None:
                     raise self._drift(self.redact(str(exc)), fresh=True) from None
@@ -433,16 +468,35 @@ class Engine:
             last_fired, last_page = index, page
             state_deadline = time.monotonic() + self._wait_for_state()
 
-    def _finish(self, state: State) -> None:
+    def _finish(self, state: State, reason: str = "") -> None:
         self.result.passed = True
-        self.result.end_state = state.end_state
-        self._event("end", state=state.name, detail=state.end_state)
+        self.result.end_state = state.end_state or reason
+        self._event("end", state=state.name, detail=self.result.end_state)
+
+    def _duration_reached(self, last_fired: int | None) -> None:
+        """The run's ``duration`` is over: a pass in a continuous state, else a failure."""
+        duration = self.settings.duration or 0.0
+        if last_fired is not None and self.states[last_fired].continuous:
+            self._finish(self.states[last_fired], f"duration {duration:g}s reached")
+            return
+        where = (
+            f"in state {self._last_state!r}, which is not"
+            if self._last_state
+            else ("before any state ran, not")
+        )
+        raise self._drift(
+            f"duration {duration:g}s reached {where} continuous: only a continuous state "
+            "(config.continuous, or 'continuous: true' in the workflow) may run out the "
+            "duration; other workflows end in an end state"
+        )
 
     def _wait_for_state(self) -> float:
-        """How long to wait for a state to match before reporting drift or healing."""
+        """How long to wait for a state to match before reporting drift or healing: the
+        state timeout, or a candidate check's longer ``timeout``."""
+        wait = max(self.settings.state_timeout, *self._check_wait.values(), 0.0)
         if self.healer is None:
-            return self.settings.state_timeout
-        return min(self.healer.settle, self.settings.state_timeout)
+            return wait
+        return min(self.healer.settle, wait)
 
     def run_actions(self, state: State, deadline: float | None = None) -> None:
         """Run ``state``'s actions in order; raises :class:`ActionFailed` naming the step."""
@@ -510,7 +564,7 @@ class Engine:
         """
         tick = self._last_tick
         if fresh:
-            again = evaluate(self.driver, self._checks, None, 0)
+            again = evaluate(self.driver, self._checks, None, 0, fresh=self._fresh)
             if again.ok:
                 tick = again
         candidates = []

@@ -39,6 +39,8 @@ ActionName = Literal[
     "switch_tab",
     "start_video_sampling",
     "stop_video_sampling",
+    "start_stats_logging",
+    "stop_stats_logging",
     "terminate",
 ]
 """Actions the web agent may choose: the action registry, plus NetGent's ``terminate``

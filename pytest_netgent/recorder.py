@@ -111,7 +111,9 @@ def usable_states(workflow: Workflow, automaton: Automaton | None, mode: str) ->
     for spec in workflow.states:
         cached = automaton.state(spec.name)
         if cached is not None and cached.prompt_hash == spec.prompt_hash():
-            out.append(cached.model_copy(update={"end_state": spec.end, "repeat": spec.repeat}))
+            out.append(
+                cached.model_copy(update={"end_state": spec.end, "repeat": spec.engine_repeat})
+            )
     return out
 
 
@@ -198,7 +200,7 @@ class Recorder:
             description=spec.description,
             checks=checks,
             end_state=spec.end,
-            repeat=spec.repeat,
+            repeat=spec.engine_repeat,
             prompt_hash=spec.prompt_hash(),
         )
         held = engine.evaluate_now([state])

@@ -235,6 +235,8 @@ class NetgentBrowser:
             allowed_hosts=spec.allowed_hosts,
             start_url=spec.start_url,
             screenshot_dir=artifacts,
+            duration=spec.duration,
+            output_dir=artifacts,
         )
         recorder = None
         if record_mode:

@@ -11,17 +11,19 @@ People who scripted NetGent keep their code::
 
 Config keys keep NetGent's meaning with event-driven defaults: ``action_period`` and
 ``transition_period`` (fixed pauses between actions and between states, default 0),
-``recursion_limit`` (most states a run may take), ``allow_multiple_states`` and
-``state_timeout``.
+``recursion_limit`` (most states a run may take; a run in a continuous state that
+reaches it ends normally, as in NetGent), ``allow_multiple_states``, ``state_timeout``,
+and ``duration`` (seconds after which a run in a continuous state ends with success).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .automaton import Automaton, State
+from .automaton import State, parse_automaton
 from .browser.session import BrowserOptions
 from .engine import Engine, Redactor, RunResult, RunSettings, TimelineEvent
 from .errors import NetgentError
@@ -42,6 +44,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "recursion_limit": 200,
     "allow_multiple_states": True,
     "state_timeout": 10.0,
+    "duration": None,
 }
 
 
@@ -50,7 +53,8 @@ class NetGentResult:
     """What :meth:`NetGent.run` returns."""
 
     state_repository: list[dict[str, Any]]
-    """The states after the run, in NetGent's repository format (save it to replay)."""
+    """The states after the run, in NetGent's repository format and field names (save it
+    to replay it here or in NetGent)."""
     reached_end: bool
     end_state: str = ""
     final_url: str = ""
@@ -119,18 +123,27 @@ class NetGent:
     def run(
         self,
         state_prompts: list[StatePrompt] | None = None,
-        state_repository: list[dict[str, Any]] | None = None,
+        state_repository: list[dict[str, Any]] | dict[str, Any] | None = None,
+        variables: Mapping[str, Any] | None = None,
         *,
-        variables: Mapping[str, str] | None = None,
+        output_dir: str | Path | None = None,
     ) -> NetGentResult:
         """Replay ``state_repository``; with ``llm_enabled``, synthesise the states of
         ``state_prompts`` that it lacks (or that stop matching) on the way.
 
-        ``variables`` fill ``{name}`` placeholders in prompts and states (for example
-        ``{"base_url": "http://127.0.0.1:8000"}``); credentials fill theirs as secrets.
+        ``state_repository`` is a list of states, or NetGent's ``{"state_repository":
+        [...]}``. ``variables`` fill ``{name}`` and NetGent's ``%name%`` placeholders in
+        prompts and states (for example ``{"base_url": "http://127.0.0.1:8000"}``);
+        credentials fill theirs as secrets. ``output_dir`` is where relative output
+        paths of actions (``start_stats_logging``) go; default: the current folder.
         """
         prompts = list(state_prompts or [])
-        repository = Automaton.model_validate(list(state_repository or []))
+        if isinstance(state_repository, dict):
+            state_repository = state_repository.get("state_repository") or []
+        try:
+            repository = parse_automaton(list(state_repository or []))
+        except ValueError as exc:
+            raise NetgentError(f"state_repository: {exc}") from None
         if not self.llm_enabled and not repository.states:
             raise NetgentError(
                 "nothing to replay: pass state_repository=..., or llm_enabled=True with "
@@ -146,6 +159,8 @@ class NetGent:
             allow_multiple_states=bool(cfg["allow_multiple_states"]),
             action_period=float(cfg["action_period"]),
             transition_period=float(cfg["transition_period"]),
+            duration=float(cfg["duration"]) if cfg["duration"] else None,
+            output_dir=Path(output_dir) if output_dir is not None else None,
         )
         recorder = None
         order = [p.name for p in prompts] or [s.name for s in repository.states]
@@ -179,7 +194,7 @@ class NetGent:
         if recorder is not None:
             states = recorder.document(engine, repository).states
         return NetGentResult(
-            state_repository=[s.model_dump(mode="json", exclude_none=True) for s in states],
+            state_repository=[s.to_netgent() for s in states],
             reached_end=result.passed,
             end_state=result.end_state,
             final_url=result.final_url,

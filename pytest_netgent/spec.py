@@ -57,6 +57,19 @@ class StateSpec(BaseModel):
         description="How many more times this state may fire in a row on an unchanged page "
         "(0: it fires once until the page changes).",
     )
+    continuous: bool = Field(
+        False,
+        description="The state may fire again and again on the same page (NetGent's "
+        "config.continuous); with the workflow's 'duration', being in it when the duration "
+        "is reached passes the workflow.",
+    )
+
+    @property
+    def engine_repeat(self) -> int:
+        """``repeat`` as the engine reads it (``continuous``: without bound)."""
+        from .automaton import CONTINUOUS
+
+        return CONTINUOUS if self.continuous else self.repeat
 
     @field_validator("triggers", "actions", mode="before")
     @classmethod
@@ -124,6 +137,12 @@ class Workflow(BaseModel):
         description="Seconds to wait for a state to match; default: --netgent-state-timeout.",
     )
     max_steps: int = Field(200, gt=0, description="Most states the workflow may run.")
+    duration: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds the workflow runs when it ends in a continuous state rather "
+        "than an end state: being in a continuous state then passes it.",
+    )
     allowed_hosts: list[str] | None = Field(
         None,
         description="Hosts the browser may visit; default: start_url's host. '*' allows all.",
@@ -435,11 +454,21 @@ def _semantic_errors(loaded: LoadedWorkflow, builder: _Builder) -> WorkflowSpecE
                 "state names must be unique within a workflow",
             )
         seen[state.name] = line
-    if not any(s.end for s in wf.states):
+    if not any(s.end for s in wf.states) and not (
+        wf.duration and any(s.continuous for s in wf.states)
+    ):
         return WorkflowSpecError(
             path,
             loaded.line_of("states"),
-            "no state has 'end': mark the state that finishes the workflow with 'end: <reason>'",
+            "no state has 'end': mark the state that finishes the workflow with 'end: "
+            "<reason>' (or give a 'continuous: true' state and the workflow a 'duration')",
+        )
+    if wf.duration and not any(s.continuous for s in wf.states):
+        return WorkflowSpecError(
+            path,
+            loaded.line_of("duration"),
+            "'duration' needs a state with 'continuous: true' to run it out; without one, "
+            "remove 'duration' (the workflow ends at its end state)",
         )
     for key, values in wf.parametrize.items():
         if not values:

@@ -121,7 +121,9 @@ def replay_states(
         if cached.prompt_hash and cached.prompt_hash != spec.prompt_hash():
             stale.append(spec.name)
             continue
-        states.append(cached.model_copy(update={"end_state": spec.end, "repeat": spec.repeat}))
+        states.append(
+            cached.model_copy(update={"end_state": spec.end, "repeat": spec.engine_repeat})
+        )
     if missing or stale:
         parts = []
         if missing:

@@ -191,7 +191,11 @@ def test_generate_with_a_chat_model_named_in_a_keys_file(
         (["-e", "missing.json"], "STATES missing.json: no such file"),
         (["-e", "{bad}.json"], "invalid JSON"),
         (["-e", "repo.json", "creds.json", "extra.json"], "-e takes STATES.json [CREDENTIALS]"),
-        (["-e", "unknown-action.json"], "state 'Start': actions.0.type: Input should be"),
+        (
+            ["-e", "unknown-action.json"],
+            "state 'Start': action 1 (teleport): unknown action type 'teleport' (action types: "
+            "navigate, click, type,",
+        ),
         (["-e", "empty.json"], "STATES empty.json: holds no states"),
         (["-e", "repo.json", "[1, 2]"], "expected a JSON object of name: value, got a list"),
         (["-e", "repo.json", '{"password": 1'], "CREDENTIALS (inline JSON), column"),
@@ -202,7 +206,11 @@ def test_generate_with_a_chat_model_named_in_a_keys_file(
         (["-g", "keys-no-model.json", "{}", "prompts.json"], 'no "model" key'),
         (["-g", "builtin", "{}", "repo.json"], "state 'Start': actions.0: Input should be"),
         (["-g", "builtin", "{}", "empty.json"], "expected a non-empty JSON list"),
-        (["--state-timeout", "x", "-e", "repo.json"], "invalid float value"),
+        (["--state-timeout", "x", "-e", "repo.json"], "'x' is not a number of seconds"),
+        (["--state-timeout", "-5", "-e", "repo.json"], "'-5': give a number of seconds above 0"),
+        (["--duration", "nan", "-e", "repo.json"], "'nan': give a number of seconds above 0"),
+        (["-e", "repo.json", "--variables", "[1]"], "--variables: expected a JSON object"),
+        (["-e", "repo.json", "-o", "nowhere/out.json"], "-o nowhere/out.json: folder nowhere"),
     ],
 )
 def test_bad_input_exits_2_with_the_reason(

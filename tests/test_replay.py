@@ -129,7 +129,10 @@ def test_invalid_cached_action_names_state_and_field(project: Project) -> None:
     result = project.run()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["__netgent__/search/search.json: invalid cached states: state 'Home': actions.0.type: *"]
+        [
+            "__netgent__/search/search.json: invalid cached states: state 'Home': action 1 "
+            "(teleport): unknown action type 'teleport' (action types: navigate, click, *"
+        ]
     )
 
 

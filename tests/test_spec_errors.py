@@ -72,7 +72,8 @@ BAD_FILES = {
     "no_end_state": (
         "name: x\nstates:\n  - name: Home\n    actions: [Click OK]\n",
         "bad.netgent.yaml:3: no state has 'end': mark the state that finishes the workflow "
-        "with 'end: <reason>'",
+        "with 'end: <reason>' (or give a 'continuous: true' state and the workflow a "
+        "'duration')",
     ),
     "not_a_mapping": (
         "- name: Home\n",
@@ -158,6 +159,7 @@ def test_schema_command_prints_the_workflow_schema(pytester: pytest.Pytester) ->
         "actions",
         "end",
         "repeat",
+        "continuous",
     }
     bad = pytester.run(sys.executable, "-m", "pytest_netgent", "scheme")
     assert bad.ret == 2

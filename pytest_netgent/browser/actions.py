@@ -93,12 +93,16 @@ class Actions:
             "scroll": self.scroll,
             "scroll_to": self.scroll_to,
             "hover": self.hover,
+            "move": self.hover,
             "select": self.select,
             "wait": self.wait,
             "switch_tab": self.switch_tab,
             "go_back": self.go_back,
             "start_video_sampling": self.start_video_sampling,
             "stop_video_sampling": self.stop_video_sampling,
+            "start_stats_logging": self.start_stats_logging,
+            "stop_stats_logging": self.stop_stats_logging,
+            "terminate": self.terminate,
         }
 
     def run(self, kind: str, params: dict[str, Any]) -> None:
@@ -191,7 +195,8 @@ class Actions:
             raise ActionFailed(f"navigate: cannot open {url}: {_short(exc)}") from None
 
     def click(self, params: dict[str, Any]) -> None:
-        """Click the element; fall back to ``x``/``y`` viewport coordinates if given."""
+        """Click the element (at ``percentage`` of its width, default the middle); fall
+        back to NetGent's ``x``/``y`` screen coordinates if given."""
         if "selector" not in params:
             self._click_at(params["x"], params["y"])
             return
@@ -206,20 +211,55 @@ class Actions:
     def _click_element(self, params: dict[str, Any]) -> None:
         by, selector = params.get("by", "css selector"), params["selector"]
 
+        percentage = _fraction(params, "click")
+
         def attempt() -> bool:
             element = self._pick(params)
             if element is None:
                 return False
-            element.click()
+            if percentage is None:
+                element.click()
+            else:
+                self._pointer_to(element, percentage).click().perform()
             return True
 
         self._until(f"click: no clickable element matches {by} {selector!r}", attempt)
 
-    def _click_at(self, x: Any, y: Any) -> None:
+    def _pointer_to(self, element: WebElement, percentage: float) -> Any:
+        """An action chain with the pointer over ``element`` at ``percentage`` of its
+        width (NetGent's ``percentage``), vertically centred."""
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        width = element.size.get("width", 0) or 0
+        offset = int(width * (percentage - 0.5))
+        return ActionChains(self.driver).move_to_element_with_offset(element, offset, 0)
+
+    def _viewport_point(self, x: Any, y: Any) -> tuple[int, int]:
+        """NetGent's ``x``/``y`` are screen coordinates (window position plus browser
+        frame plus the point in the page): the point in the viewport, kept inside it."""
+        try:
+            sx, sy = float(x), float(y)
+        except (TypeError, ValueError):
+            raise ActionFailed(f"x and y must be numbers, got {x!r}, {y!r}") from None
+        left, top, width, height = self.driver.execute_script(
+            "return [window.screenX + window.outerWidth - window.innerWidth,"
+            " window.screenY + window.outerHeight - window.innerHeight,"
+            " window.innerWidth, window.innerHeight];"
+        )
+        vx = min(max(int(sx - left), 0), max(int(width) - 1, 0))
+        vy = min(max(int(sy - top), 0), max(int(height) - 1, 0))
+        return vx, vy
+
+    def _pointer_at(self, x: Any, y: Any) -> Any:
         from selenium.webdriver.common.actions.action_builder import ActionBuilder
 
+        vx, vy = self._viewport_point(x, y)
         builder = ActionBuilder(self.driver)
-        builder.pointer_action.move_to_location(int(x), int(y))  # type: ignore[no-untyped-call]
+        builder.pointer_action.move_to_location(vx, vy)  # type: ignore[no-untyped-call]
+        return builder
+
+    def _click_at(self, x: Any, y: Any) -> None:
+        builder = self._pointer_at(x, y)
         builder.pointer_action.click()
         builder.perform()
 
@@ -228,8 +268,15 @@ class Actions:
         text = str(params["text"])
         if "selector" not in params:
             from selenium.webdriver.common.action_chains import ActionChains
+            from selenium.webdriver.common.keys import Keys
 
-            ActionChains(self.driver).send_keys(text).perform()
+            chain = ActionChains(self.driver)
+            if "x" in params and "y" in params:  # NetGent: click there, replace its text
+                self._click_at(params["x"], params["y"])
+                if params.get("clear", True):
+                    chain.key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL)
+                    chain.send_keys(Keys.DELETE)
+            chain.send_keys(text).perform()
             return
         by, selector = params.get("by", "css selector"), params["selector"]
         clear = params.get("clear", True)
@@ -256,7 +303,9 @@ class Actions:
         ActionChains(self.driver).send_keys(key).perform()
 
     def scroll(self, params: dict[str, Any]) -> None:
-        """Scroll ``direction`` (down) by ``amount`` pixels (0.8 viewport), ``times`` times.
+        """Scroll ``direction`` (down) by ``amount`` (or NetGent's ``pixels``) pixels
+        (default 0.8 viewport), ``times`` times; inside the element ``by``/``selector``,
+        or with the mouse wheel at NetGent's ``x``/``y``.
 
         Between repeated scrolls it waits for the page to settle (scroll end, at most
         250 ms), so that infinite-scroll pages see each step.
@@ -265,25 +314,54 @@ class Actions:
         if direction not in ("down", "up", "left", "right"):
             raise ActionFailed(f"scroll: direction {direction!r} is not down, up, left or right")
         times = int(params.get("times", 1))
-        amount = params.get("amount")
+        amount = params.get("amount", params.get("pixels"))
+        if "selector" not in params and "x" in params and "y" in params:
+            self._wheel_at(params["x"], params["y"], direction, amount, times)
+            return
         target = self._element(params, "scroll") if "selector" in params else None
         self.driver.execute_async_script(
             _SCROLL_JS, target, direction, None if amount is None else float(amount), times
         )
 
+    def _wheel_at(self, x: Any, y: Any, direction: str, amount: Any, times: int) -> None:
+        from selenium.webdriver.common.action_chains import ActionChains
+        from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+
+        vx, vy = self._viewport_point(x, y)
+        step = int(float(amount)) if amount is not None else 400
+        dx = {"left": -step, "right": step}.get(direction, 0)
+        dy = {"up": -step, "down": step}.get(direction, 0)
+        origin = ScrollOrigin.from_viewport(vx, vy)
+        for _ in range(times):
+            ActionChains(self.driver).scroll_from_origin(origin, dx, dy).perform()
+
     def scroll_to(self, params: dict[str, Any]) -> None:
-        """Scroll the element into the middle of the viewport."""
+        """Scroll the element into the middle of the viewport (NetGent's ``x``/``y``
+        alone: move the pointer there)."""
+        if "selector" not in params:
+            self._pointer_at(params["x"], params["y"]).perform()
+            return
         element = self._element(params, "scroll_to")
         self.driver.execute_script(
             "arguments[0].scrollIntoView({block: 'center', inline: 'nearest'});", element
         )
 
     def hover(self, params: dict[str, Any]) -> None:
-        """Move the pointer over the element."""
-        from selenium.webdriver.common.action_chains import ActionChains
-
-        element = self._element(params, "hover")
-        ActionChains(self.driver).move_to_element(element).perform()
+        """Move the pointer over the element (at ``percentage`` of its width, default the
+        middle), or to NetGent's ``x``/``y`` if the element is not found; NetGent calls it
+        ``move``."""
+        if "selector" not in params:
+            self._pointer_at(params["x"], params["y"]).perform()
+            return
+        percentage = _fraction(params, "hover")
+        try:
+            element = self._element(params, "hover")
+        except ActionFailed:
+            if "x" in params and "y" in params:
+                self._pointer_at(params["x"], params["y"]).perform()
+                return
+            raise
+        self._pointer_to(element, 0.5 if percentage is None else percentage).perform()
 
     def select(self, params: dict[str, Any]) -> None:
         """Choose an option of a ``<select>`` by ``text``, ``value`` or ``index``."""
@@ -294,8 +372,11 @@ class Actions:
         if not any(k in params for k in ("text", "value", "index")):
             raise ActionFailed("select: give the option's 'text', 'value' or 'index'")
 
+        # 'index' is the option's here, not the element's
+        target = {k: v for k, v in params.items() if k != "index"}
+
         def attempt() -> bool:
-            element = self._pick(params)
+            element = self._pick(target)
             if element is None:
                 return False
             menu = Select(element)
@@ -303,7 +384,7 @@ class Actions:
                 if "text" in params:
                     menu.select_by_visible_text(str(params["text"]))
                 elif "value" in params:
-                    menu.select_by_value(str(params["value"]))
+                    _select_value(menu, str(params["value"]))
                 else:
                     menu.select_by_index(int(params["index"]))
             except NoSuchElementException:
@@ -318,7 +399,15 @@ class Actions:
         seconds = float(params["seconds"])
         if self.deadline is not None:
             seconds = min(seconds, max(0.0, self.deadline - time.monotonic()))
-        time.sleep(seconds)
+        sampler = self.sampler
+        if sampler is None or not sampler.active:
+            time.sleep(seconds)
+            return
+        # a sampled video keeps its samples flowing (and the stats log growing) meanwhile
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, max(sampler.interval, 0.5), 2.0))
+            sampler.poll()
 
     def switch_tab(self, params: dict[str, Any]) -> None:
         """Switch to tab ``index`` (default -1, the newest), or the one whose URL or title
@@ -372,6 +461,33 @@ class Actions:
         if self.sampler is not None:
             self.sampler.stop()
 
+    def start_stats_logging(self, params: dict[str, Any]) -> None:
+        """NetGent's "Stats for Nerds" log: a JSON line per ``interval`` seconds (default
+        2) for the page's main video (and YouTube's player data where the page has it),
+        appended to ``out_path`` (default ``netgent_video_stats.jsonl``) in the run's
+        output folder, until ``stop_stats_logging`` or the end of the run. Starting it
+        again while it logs changes nothing."""
+        from .video import STATS_DEFAULT, OutputPathError
+
+        if self.sampler is None:
+            raise ActionFailed("stats logging needs a workflow run (no sampler here)")
+        interval = _seconds(params.get("interval", 2.0), "start_stats_logging", "interval")
+        try:
+            self.sampler.start_log(str(params.get("out_path") or STATS_DEFAULT), interval)
+        except OutputPathError as exc:
+            raise ActionFailed(f"start_stats_logging: {exc}") from None
+        except OSError as exc:
+            raise ActionFailed(f"start_stats_logging: cannot write the log: {exc}") from None
+
+    def stop_stats_logging(self, params: dict[str, Any]) -> None:
+        """Stop the stats log; its last line is written and the file closed."""
+        if self.sampler is not None:
+            self.sampler.stop_log()
+
+    def terminate(self, params: dict[str, Any]) -> None:
+        """NetGent's ``terminate`` (the agent's "this instruction is done"): nothing to do
+        in a replay, where a state's actions end with its list."""
+
 
 _SCROLL_JS = """
 const [target, direction, amount, times, done] = arguments;
@@ -392,6 +508,50 @@ function once() {
 }
 once();
 """
+
+
+def _seconds(value: Any, action: str, name: str) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise ActionFailed(f"{action}: {name} must be a number of seconds above 0, got {value!r}")
+    return seconds
+
+
+def _fraction(params: dict[str, Any], action: str) -> float | None:
+    """NetGent's ``percentage`` (0 to 1 of the element's width), if given."""
+    if "percentage" not in params or params["percentage"] is None:
+        return None
+    try:
+        value = float(params["percentage"])
+    except (TypeError, ValueError):
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise ActionFailed(
+            f"{action}: percentage must be between 0 and 1, got {params['percentage']!r}"
+        )
+    return value
+
+
+def _select_value(menu: Any, value: str) -> None:
+    """Select the option whose value is ``value``: by HTML rules an option without a
+    ``value`` attribute has its text as value, which Selenium's ``select_by_value``
+    does not see."""
+    from selenium.common.exceptions import NoSuchElementException
+
+    try:
+        menu.select_by_value(value)
+        return
+    except NoSuchElementException:
+        pass
+    for option in menu.options:
+        if option.get_property("value") == value:  # the attribute, else the text
+            if not option.is_selected():
+                option.click()
+            return
+    raise NoSuchElementException(f"no option with value {value!r}")
 
 
 def _short(exc: Exception) -> str:

@@ -5,7 +5,8 @@
 //   exclude: {state, doc, href} or null: a state that just ran and may not fire again
 //            while the page (document and URL) is unchanged,
 //   wait_ms: how long to wait in the page for a state to match before answering,
-//   poll_ms: the longest pause between evaluations while waiting.
+//   poll_ms: the longest pause between evaluations while waiting,
+//   fresh: no real page has loaded in this run yet (see START_PAGES).
 // It re-evaluates on every DOM mutation (debounced) and at least every poll_ms, and
 // answers as soon as an eligible state matches or wait_ms has passed, so waiting is
 // event-driven with no fixed sleep and no extra round trips.
@@ -47,6 +48,28 @@ function findAll(by, selector) {
     default:
       throw new Error("unknown 'by': " + by);
   }
+}
+
+// A browser's start pages. Before the run's first real page, a url check naming any of
+// them holds on whichever of them this browser shows (NetGent's repositories begin with
+// chrome://new-tab-page/, a reset browser here shows data:,); afterwards such a check
+// means what it says.
+const START_PAGES = new Set([
+  "chrome://new-tab-page/", "chrome://newtab/", "about:blank", "about:newtab", "data:,",
+]);
+
+// NetGent's check_visibility: shown (display, visibility, opacity) and wholly inside
+// the viewport.
+function inViewport(el) {
+  if (!(el instanceof Element)) return false;
+  const style = getComputedStyle(el);
+  if (style.display === "none" || style.visibility === "hidden" || style.opacity === "0") {
+    return false;
+  }
+  const r = el.getBoundingClientRect();
+  const h = window.innerHeight || document.documentElement.clientHeight;
+  const w = window.innerWidth || document.documentElement.clientWidth;
+  return r.top >= 0 && r.left >= 0 && r.bottom <= h && r.right <= w;
 }
 
 function isVisible(el) {
@@ -93,6 +116,11 @@ function evaluate() {
         switch (check.type) {
           case "url": {
             const match = p.match || "exact";
+            if (match === "exact" && options.fresh && START_PAGES.has(p.url) &&
+                START_PAGES.has(href)) {
+              ok = true;
+              break;
+            }
             const actual = p.ignore_query ? normalise(href, p.ignore_query) : href;
             const expected = match === "pattern" ? p.url
               : (p.ignore_query ? normalise(p.url, p.ignore_query) : p.url);
@@ -101,12 +129,17 @@ function evaluate() {
           }
           case "element": {
             const found = findAll(p.by, p.selector);
-            ok = p.visible === false ? found.length > 0 : found.some(isVisible);
+            if (p.visible === false || p.check_visibility === false) ok = found.length > 0;
+            else if (p.check_visibility === true) ok = found.some(inViewport);
+            else ok = found.some(isVisible);
             if (!ok) err = found.length ? "present but not visible" : "not found";
             break;
           }
           case "text":
-            ok = text().includes(p.text);
+            // check_visibility: false also finds text that is not rendered
+            ok = p.check_visibility === false
+              ? (document.documentElement.textContent || "").includes(p.text)
+              : text().includes(p.text);
             break;
           case "title":
             ok = compare(document.title, p.title, p.match || "contains");

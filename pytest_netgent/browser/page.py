@@ -44,17 +44,23 @@ def evaluate(
     exclude: dict[str, Any] | None,
     wait_ms: int,
     poll_ms: int = 50,
+    *,
+    fresh: bool = False,
 ) -> Tick:
     """Evaluate ``states``' checks, waiting in the page up to ``wait_ms`` for a match.
 
     Exactly one WebDriver command. A page that navigates away while the script waits
     answers with ``error`` set; the caller simply evaluates again on the new page.
+    ``fresh``: no real page has loaded in this run yet, so a url check naming a start
+    page holds on any start page (see ``checks.js``).
     """
     from selenium.common.exceptions import WebDriverException
 
     try:
         raw = driver.execute_async_script(
-            checks_source(), states, {"exclude": exclude, "wait_ms": wait_ms, "poll_ms": poll_ms}
+            checks_source(),
+            states,
+            {"exclude": exclude, "wait_ms": wait_ms, "poll_ms": poll_ms, "fresh": fresh},
         )
     except WebDriverException as exc:
         if browser_gone(exc):

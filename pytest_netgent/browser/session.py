@@ -354,6 +354,15 @@ def _first_line(text: Any) -> str:
 BLANK = "data:,"
 """The page every item starts on: a fresh ChromeDriver session's, and after each reset."""
 
+NETGENT_START_PAGE = "chrome://new-tab-page/"
+"""The start page NetGent's repositories check for: a fresh Chrome's new-tab page."""
+
+START_PAGES = frozenset(
+    {NETGENT_START_PAGE, "chrome://newtab/", "about:blank", "about:newtab", BLANK}
+)
+"""A browser's start pages: before a run's first real page, a url check naming one of
+them holds on whichever this browser shows (see ``checks.js``)."""
+
 
 def start_blank(driver: WebDriver) -> WebDriver:
     """Make sure a new browser shows :data:`BLANK` (with a profile it opens a new-tab

@@ -39,9 +39,25 @@
     return 0;
   }
 
+  // A page with YouTube's player API: its "Stats for Nerds" and video data.
+  function player() {
+    const p = document.getElementById("movie_player");
+    if (!p || typeof p.getStatsForNerds !== "function") return null;
+    const out = {};
+    try { out.stats_for_nerds = p.getStatsForNerds(); } catch (e) { /* not ready */ }
+    try {
+      if (typeof p.getVideoData === "function") out.video_data = p.getVideoData();
+    } catch (e) { /* not ready */ }
+    return out;
+  }
+
   function sample() {
     const now = Date.now();
-    document.querySelectorAll("video").forEach((video) => {
+    const videos = document.querySelectorAll("video");
+    const extra = player();
+    // a tick without a video still counts (the stats log writes one line per interval)
+    if (!videos.length) pending.push({t: now, page: location.href, video: null, player: extra});
+    videos.forEach((video) => {
       watch(video);
       const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
       pending.push({
@@ -60,6 +76,7 @@
         dropped_frames: quality ? quality.droppedVideoFrames : null,
         stalls: stalls.get(video),
         playback_rate: video.playbackRate,
+        player: extra,
       });
     });
     if (pending.length > 10000) pending.splice(0, pending.length - 10000);

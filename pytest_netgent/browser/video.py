@@ -1,5 +1,6 @@
-"""The video quality sampler behind the ``start_video_sampling`` and
-``stop_video_sampling`` actions.
+"""The video quality sampler behind the ``start_video_sampling`` /
+``stop_video_sampling`` actions and NetGent's ``start_stats_logging`` /
+``stop_stats_logging`` ("Stats for Nerds") JSONL log.
 
 While sampling, every ``<video>`` of the page is sampled in the page itself every
 ``interval`` seconds (playback time, resolution, buffered time ahead, decoded and dropped
@@ -10,11 +11,14 @@ costs no extra browser round trip. Pages loaded while sampling start their own s
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from .session import cdp
 
@@ -46,6 +50,89 @@ FIELDS = (
 """The fields the page measures, in the order samples list them."""
 
 STOP = "return window.__netgentQoe && window.__netgentQoe.stop ? window.__netgentQoe.stop() : [];"
+TAKE = "return window.__netgentQoe && window.__netgentQoe.take ? window.__netgentQoe.take() : [];"
+
+STATS_DEFAULT = "netgent_video_stats.jsonl"
+"""NetGent's default ``out_path`` of ``start_stats_logging``."""
+
+
+class OutputPathError(ValueError):
+    """An action's output path leaves the run's output folder."""
+
+
+def output_path(out_path: str, folder: Path) -> Path:
+    """``out_path`` resolved in ``folder`` (the run's output folder); a path that leaves
+    it (``..``, an absolute path elsewhere, a symlink out) raises :class:`OutputPathError`."""
+    base = folder.resolve()
+    target = (base / out_path).resolve()
+    if target != base and base not in target.parents:
+        raise OutputPathError(
+            f"out_path {out_path!r} leaves the output folder {base}: give a file name or a "
+            "path inside that folder"
+        )
+    if target == base:
+        raise OutputPathError(f"out_path {out_path!r} names the output folder, not a file")
+    return target
+
+
+def _main_video(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The page's main video of one sampling tick: the playing one, else the largest."""
+    return max(
+        entries,
+        key=lambda e: (
+            e.get("video") is not None,
+            not e.get("paused", True),
+            (e.get("width") or 0) * (e.get("height") or 0),
+        ),
+    )
+
+
+class StatsLog:
+    """NetGent's "Stats for Nerds" log: one JSON line per sampling tick, flushed at once,
+    so the file survives an interrupted run."""
+
+    def __init__(self, path: Path, redact: Callable[[str], str]) -> None:
+        self.path = path
+        self.redact = redact
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] = path.open("a", encoding="utf-8", buffering=1)
+        self.lines = 0
+
+    def write(self, entries: list[dict[str, Any]], state: str) -> None:
+        """One line for the main video of one tick's ``entries`` (all taken at ``t``)."""
+        main = _main_video(entries)
+        line: dict[str, Any] = {
+            "ts": round(float(main["t"]) / 1000.0, 3),
+            "url": self.redact(str(main.get("page", ""))),
+            "state": state,
+        }
+        if main.get("video") is not None:
+            line.update(
+                width=main.get("width"),
+                height=main.get("height"),
+                current_time=main.get("playback_time"),
+                buffered_ahead=main.get("buffered_ahead"),
+                dropped_frames=main.get("dropped_frames"),
+                total_frames=main.get("decoded_frames"),
+                paused=main.get("paused"),
+                ended=main.get("ended"),
+                playback_rate=main.get("playback_rate"),
+                stalls=main.get("stalls"),
+                element=main.get("element"),
+            )
+        player = main.get("player")
+        if isinstance(player, dict):
+            line.update((k, player[k]) for k in ("stats_for_nerds", "video_data") if k in player)
+        text = json.dumps(line, ensure_ascii=False, default=str)
+        self._file.write(self.redact(text) + "\n")
+        self.lines += 1
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        with contextlib.suppress(OSError):
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        self._file.close()
 
 
 @cache
@@ -59,40 +146,107 @@ def sampler_source(interval: float) -> str:
 
 
 class VideoSampler:
-    """Samples the videos of one run; :attr:`samples` holds what was collected."""
+    """Samples the videos of one run: :attr:`samples` holds what ``start_video_sampling``
+    collected; :attr:`log` is the ``start_stats_logging`` file being written."""
 
     def __init__(
-        self, driver: WebDriver, started: float, redact: Callable[[str], str] = str
+        self,
+        driver: WebDriver,
+        started: float,
+        redact: Callable[[str], str] = str,
+        output_dir: Path | None = None,
     ) -> None:
         self.driver = driver
         self.started = started
         """Wall-clock time (seconds since the epoch) the run started."""
         self.redact = redact
+        self.output_dir = output_dir or Path.cwd()
+        """Where a relative ``out_path`` of the stats log is resolved."""
         self.samples: list[QoeSample] = []
         self.state = ""
         """The state running now: samples taken are attributed to it."""
-        self.active = False
+        self.sampling = False
+        """Whether ``start_video_sampling`` is on (samples go to :attr:`samples`)."""
+        self.log: StatsLog | None = None
+        self.interval = 1.0
+        self._running = False
         self._script: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether the page is being sampled (for either purpose)."""
+        return self._running
 
     def start(self, interval: float = 1.0) -> None:
         """Sample every video of this page and of the pages loaded after it."""
-        if self.active:
-            self.stop()
-        source = sampler_source(interval)
-        answer = cdp(self.driver, "Page.addScriptToEvaluateOnNewDocument", {"source": source})
-        if isinstance(answer, dict):
-            self._script = str(answer.get("identifier", "")) or None
-        self.driver.execute_script(source)
-        self.active = True
+        self.sampling = True
+        if self._running:
+            self._halt()
+        self._install(interval)
+
+    def start_log(self, out_path: str, interval: float) -> Path:
+        """Start NetGent's stats log at ``out_path``; when it is already logging, nothing
+        changes. Returns the file's path."""
+        if self.log is not None:
+            return self.log.path
+        self.log = StatsLog(output_path(out_path, self.output_dir), self.redact)
+        if not self._running:
+            self._install(interval)
+        return self.log.path
+
+    def stop(self) -> None:
+        """Stop ``start_video_sampling`` (its last samples are taken now)."""
+        self.sampling = False
+        if self._running and self.log is None:
+            self._halt()
+
+    def stop_log(self) -> None:
+        """Stop the stats log: its last line is written and the file closed."""
+        if self.log is None:
+            return
+        try:
+            if self._running and not self.sampling:
+                self._halt()
+        finally:
+            log, self.log = self.log, None
+            log.close()
+
+    def close(self) -> None:
+        """The run ended: take the last samples, close the stats log."""
+        try:
+            if self._running:
+                self._halt()
+        finally:
+            self.sampling = False
+            if self.log is not None:
+                log, self.log = self.log, None
+                log.close()
+
+    def abandon(self) -> None:
+        """The browser is gone: close the stats log with what it has."""
+        self._running = self.sampling = False
+        self._script = None
+        if self.log is not None:
+            log, self.log = self.log, None
+            log.close()
+
+    def poll(self) -> None:
+        """Take the samples waiting in the page now (long waits call it)."""
+        if self._running:
+            self.collect(self.driver.execute_script(TAKE))
 
     def collect(self, raw: Any) -> None:
         """Keep the samples ``raw`` taken from the page."""
         if not isinstance(raw, list):
             return
+        ticks: dict[Any, list[dict[str, Any]]] = {}
         for entry in raw:
             if not isinstance(entry, dict) or "t" not in entry:
                 continue
-            at = float(entry.pop("t")) / 1000.0
+            ticks.setdefault(entry["t"], []).append(entry)
+            if not self.sampling or entry.get("video") is None:
+                continue
+            at = float(entry["t"]) / 1000.0
             sample: QoeSample = {
                 "time": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds"),
                 "elapsed": round(at - self.started, 3),
@@ -101,12 +255,22 @@ class VideoSampler:
             sample["page"] = self.redact(str(entry.get("page", "")))
             sample.update((k, entry[k]) for k in FIELDS if k in entry)
             self.samples.append(sample)
+        if self.log is not None:
+            for entries in ticks.values():
+                self.log.write(entries, self.state)
 
-    def stop(self) -> None:
-        """Take the last samples and stop sampling."""
-        if not self.active:
-            return
-        self.active = False
+    def _install(self, interval: float) -> None:
+        self.interval = interval
+        source = sampler_source(interval)
+        answer = cdp(self.driver, "Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        if isinstance(answer, dict):
+            self._script = str(answer.get("identifier", "")) or None
+        self.driver.execute_script(source)
+        self._running = True
+
+    def _halt(self) -> None:
+        """Take the last samples and stop the in-page sampler."""
+        self._running = False
         try:
             self.collect(self.driver.execute_script(STOP))
         finally:

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..automaton import Action, Check
+from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..spec import PLACEHOLDER, StateSpec
 from . import Context, Unresolved, Usage
 from .observation import Heading, Observation, ObservedElement, Selector
@@ -407,6 +408,8 @@ class BuiltinSynthesiser:
             factor = 0.001 if unit.startswith(("ms", "milli")) else 60.0 if unit[0] == "m" else 1.0
             seconds = float(m[1]) * factor
             return [Action(type="wait", params={"seconds": seconds})]
+        if stats := _stats_logging(text):
+            return [stats]
         if sampling := _video_sampling(low):
             return [sampling]
         if m := re.fullmatch(rf"press(?: the)? ({KEY_NAMES}|\S)(?: key)?(?: in (.+))?", low):
@@ -612,7 +615,11 @@ class BuiltinSynthesiser:
 
     def _url_landmark(self, ctx: Context, page: Observation) -> Check:
         parts = urlsplit(page.url)
-        if not parts.netloc:  # data:, about:blank: the browser's start page
+        if page.url in START_PAGES:
+            # written as NetGent writes it, so the repository also replays in NetGent; here
+            # it holds on whichever start page the browser shows (see checks.js)
+            return Check(type="url", params={"url": NETGENT_START_PAGE})
+        if not parts.netloc:
             return Check(type="url", params={"url": page.url})
         base = f"{parts.scheme}://{parts.netloc}{parts.path}"
         if parts.query:
@@ -778,6 +785,45 @@ _SAMPLING = (
     ),
     re.compile(r"(sample) (?:the )?(?:videos?|video quality|playback)" + _EVERY),
 )
+
+
+_STATS = (
+    r"(?:video |playback )?(?:stats|statistics|quality stats|qoe|qoe stats)(?: for nerds)?"
+    r"|stats for nerds"
+)
+_STATS_EVERY = r"(?: (?:every|each) (?P<n{0}>[\d.]+) ?(?P<u{0}>ms|milliseconds?|s|secs?|seconds?))?"
+_STATS_START = re.compile(
+    rf"(?:start |begin )?(?:logging|log|recording|record|writing|write) (?:the )?(?:{_STATS})"
+    + _STATS_EVERY.format(1)
+    + r"(?: (?:to|into|in) (?:the file )?['\"]?(?P<path>[^\s'\"]+?)['\"]?)?"
+    + _STATS_EVERY.format(2)
+    + r"\.?",
+    re.I,
+)
+_STATS_STOP = re.compile(
+    rf"(?:stop|end|finish) (?:logging|recording|writing) (?:the )?(?:{_STATS})\.?"
+    rf"|(?:stop|end|finish) (?:the )?(?:{_STATS}) (?:logging|log|logger)\.?",
+    re.I,
+)
+
+
+def _stats_logging(text: str) -> Action | None:
+    """NetGent's "Stats for Nerds" log: 'Log video stats every 2 seconds to stats.jsonl',
+    'Start logging stats for nerds', 'Stop logging video stats'."""
+    text = text.strip()
+    if _STATS_STOP.fullmatch(text):
+        return Action(type="stop_stats_logging", params={})
+    m = _STATS_START.fullmatch(text)
+    if m is None:
+        return None
+    params: dict[str, object] = {}
+    for n in "12":
+        if m.group(f"n{n}"):
+            factor = 0.001 if m.group(f"u{n}").lower().startswith("m") else 1.0
+            params["interval"] = float(m.group(f"n{n}")) * factor
+    if m.group("path"):
+        params["out_path"] = m.group("path")
+    return Action(type="start_stats_logging", params=params)
 
 
 def _video_sampling(text: str) -> Action | None:
