@@ -447,8 +447,15 @@ def convert(argv: Sequence[str]) -> int:
     source = Path(args.prompts)
     if source.is_dir():
         return convert_repositories(sorted(source.glob("*.json")), args, folder=source)
-    if source.is_file() and _is_repository(_read_json(args.prompts, "STATES")):
-        return convert_repositories([source], args)
+    if source.is_file():
+        data = _read_json(args.prompts, "STATES")
+        if data in ([], {}, {"state_repository": []}):
+            raise BadInput(
+                f"{args.prompts}: the repository is empty ({json.dumps(data)}): it holds no "
+                "states or state prompts; nothing to convert"
+            )
+        if _is_repository(data):
+            return convert_repositories([source], args)
     prompts = read_prompts(args.prompts)
     stem = source.name.removesuffix(".json")
     for suffix in ("_prompts", "-prompts"):
@@ -587,18 +594,21 @@ def convert_repositories(
                 raise BadInput(f"{target} exists: pass --force to overwrite it, or -o elsewhere")
         text = repository_yaml(args.name or stem, automaton.states, path)
         planned.append((path, workflow_file, cache, text, len(automaton.states)))
-    for path, workflow_file, cache, text, count in planned:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        _replace(cache, path.read_text("utf-8"))  # the repository as it is: trusted
-        tmp = workflow_file.with_name(workflow_file.name + ".tmp")
-        tmp.write_text(text, "utf-8")
-        try:
+    temporaries = []
+    try:  # every workflow file is checked before any file is written
+        for _, workflow_file, _, text, _ in planned:
+            tmp = workflow_file.with_name(workflow_file.name + ".tmp")
+            temporaries.append(tmp)
+            tmp.write_text(text, "utf-8")
             _validate(tmp, workflow_file)
-        except BadInput:
-            tmp.unlink()
-            raise
-        os.replace(tmp, workflow_file)
-        print(f"netgent: wrote {workflow_file} ({count} states) and {cache}", file=sys.stderr)
+        for (path, workflow_file, cache, _, count), tmp in zip(planned, temporaries, strict=True):
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            _replace(cache, path.read_text("utf-8"))  # the repository as it is: trusted
+            os.replace(tmp, workflow_file)
+            print(f"netgent: wrote {workflow_file} ({count} states) and {cache}", file=sys.stderr)
+    finally:
+        for tmp in temporaries:
+            tmp.unlink(missing_ok=True)
     return OK
 
 
@@ -618,6 +628,7 @@ def repository_yaml(name: str, states: Sequence[Any], source: Path) -> str:
     import yaml
 
     from .browser.session import START_PAGES
+    from .spec import RESERVED_NAMES
 
     navigations = [str(a.params["url"]) for s in states for a in s.actions if a.type == "navigate"]
     doc: dict[str, Any] = {"name": name}
@@ -637,7 +648,7 @@ def repository_yaml(name: str, states: Sequence[Any], source: Path) -> str:
     if hosts:
         doc["allowed_hosts"] = hosts
     texts = json.dumps([s.model_dump(mode="json") for s in states])
-    used = sorted(set(re.findall(r"%([A-Za-z_]\w*)%", texts)))
+    used = sorted(set(re.findall(r"%([A-Za-z_]\w*)%", texts)) - RESERVED_NAMES)
     if used:
         doc["vars"] = dict.fromkeys(used, "")
     if any(s.continuous for s in states) and not any(s.end_state for s in states):
