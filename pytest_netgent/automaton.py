@@ -176,6 +176,52 @@ CONTINUOUS = 1_000_000
 (bounded by the workflow's ``duration``, ``max_steps`` and ``timeout``)."""
 
 
+_LEGACY_CHECK = {"url": "url", "text": "text", "title": "title", "script": "script"}
+_LEGACY_ACTIONS = {"navigate_to": "navigate", "hover": "move"}
+_LEGACY_PARAMS = {"scroll_amount": "pixels"}
+_LEGACY_DROPPED = {"button", "scroll_to", "fallback_x", "fallback_y", "fallback_width",
+                   "fallback_height"}  # fmt: skip
+
+
+def _legacy_check(check: Any) -> Any:
+    """NetGent's first repository format wrote a check as ``{"type", "value"}``."""
+    if not (isinstance(check, dict) and "value" in check and "params" not in check):
+        return check
+    kind = str(check.get("type", ""))
+    if kind == "element":
+        params = {"by": "css selector", "selector": check["value"]}
+    else:
+        params = {_LEGACY_CHECK.get(kind, kind): check["value"]}
+    return {"type": kind, "params": params}
+
+
+def _legacy_action(action: Any) -> Any:
+    """NetGent's first repository format wrote an action as a call,
+    ``"click(by='css selector', selector='...', percentage=0.5, fallback_x=...)"``: read
+    its literal keyword arguments (nothing is evaluated) under today's names. Its
+    ``fallback_*`` page coordinates are not screen points, so they are left out."""
+    if not isinstance(action, str):
+        return action
+    import ast
+
+    try:
+        call = ast.parse(action.strip(), mode="eval").body
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.args:
+            raise ValueError
+        params = {
+            kw.arg: ast.literal_eval(kw.value)
+            for kw in call.keywords
+            if kw.arg is not None and kw.arg not in _LEGACY_DROPPED
+        }
+    except (SyntaxError, ValueError):
+        raise ValueError(
+            f"action {action[:80]!r} is neither an action object ({{'type', 'params'}}) nor "
+            "a call with literal keyword arguments, as NetGent's first format wrote them"
+        ) from None
+    name = _LEGACY_ACTIONS.get(call.func.id, call.func.id)
+    return {"type": name, "params": {_LEGACY_PARAMS.get(k, k): v for k, v in params.items()}}
+
+
 class State(BaseModel):
     """A compiled state: checks that all hold when it applies, actions it performs.
 
@@ -219,6 +265,10 @@ class State(BaseModel):
             data["end_state"] = ""
         if data.get("executed") is None:
             data.pop("executed", None)
+        if isinstance(data.get("checks"), list):
+            data["checks"] = [_legacy_check(c) for c in data["checks"]]
+        if isinstance(data.get("actions"), list):
+            data["actions"] = [_legacy_action(a) for a in data["actions"]]
         return data
 
     @property
@@ -279,9 +329,16 @@ class Automaton(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_repository(cls, data: Any) -> Any:
-        """A bare list is a NetGent state repository: take it as the states."""
+        """A bare list is a NetGent state repository, and so is the ``state_repository``
+        of the result NetGent writes with ``-e -o``: take it as the states."""
         if isinstance(data, list):
             return {"states": data}
+        if (
+            isinstance(data, dict)
+            and "states" not in data
+            and isinstance(data.get("state_repository"), list)
+        ):
+            return {"states": data["state_repository"]}
         return data
 
     def state(self, name: str) -> State | None:

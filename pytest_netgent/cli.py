@@ -365,7 +365,7 @@ def execute(args: argparse.Namespace) -> int:
         raise BadInput(f"-e takes STATES.json [CREDENTIALS], got {len(files)} arguments")
     repository = read_repository(files[0])
     creds = read_credentials(files[1]) if len(files) == 2 else {}
-    variables = _variables(args.var, args.variables)
+    variables = {**_saved_variables(files[0]), **_variables(args.var, args.variables)}
     output_dir = _output_dir(args.output)
     with _agent(args, None, False, creds) as agent:
         result = agent.run(
@@ -411,6 +411,16 @@ def generate(args: argparse.Namespace) -> int:
     print(_failure(result, prompts_file, heal), file=sys.stderr)
     print(f"netgent: partial repository ({summary}) written{where}", file=sys.stderr)
     return FAILED
+
+
+def _saved_variables(path_text: str) -> dict[str, str]:
+    """The ``variables`` a NetGent result file (``-e ... -o``) was run with: defaults for
+    replaying it again (``--variables`` and ``--var`` win)."""
+    data = _read_json(path_text, "STATES")
+    saved = data.get("variables") if isinstance(data, dict) else None
+    if not isinstance(saved, dict):
+        return {}
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in saved.items()}
 
 
 def _output_dir(output: str | None) -> Path:
@@ -575,12 +585,11 @@ def convert_repositories(
             automaton = parse_automaton(data)
         except ValueError as exc:
             raise BadInput(f"STATES {path}: {exc}") from None
-        names = [s.name for s in automaton.states]
-        if dupes := sorted({n for n in names if names.count(n) > 1}):
-            raise BadInput(
-                f"STATES {path}: state names {dupes} occur more than once; give each state "
-                "its own name (a workflow file names its states uniquely)"
-            )
+        # NetGent may name two states alike; a workflow file names each once
+        cached_text = path.read_text("utf-8")
+        states = _unique_names(automaton.states)
+        if [s.name for s in states] != [s.name for s in automaton.states]:
+            cached_text = json.dumps([s.to_netgent() for s in states], indent=2) + "\n"
         stem = path.name.removesuffix(".json")
         for suffix in ("_result", "-result", "_states", "-states"):
             stem = stem.removesuffix(suffix)
@@ -592,8 +601,8 @@ def convert_repositories(
         for target in (workflow_file, cache):
             if target.exists() and not args.force:
                 raise BadInput(f"{target} exists: pass --force to overwrite it, or -o elsewhere")
-        text = repository_yaml(args.name or stem, automaton.states, path)
-        planned.append((path, workflow_file, cache, text, len(automaton.states)))
+        text = repository_yaml(args.name or stem, states, path)
+        planned.append((cached_text, workflow_file, cache, text, len(states)))
     temporaries = []
     try:  # every workflow file is checked before any file is written
         for _, workflow_file, _, text, _ in planned:
@@ -601,15 +610,29 @@ def convert_repositories(
             temporaries.append(tmp)
             tmp.write_text(text, "utf-8")
             _validate(tmp, workflow_file)
-        for (path, workflow_file, cache, _, count), tmp in zip(planned, temporaries, strict=True):
+        for (cached_text, workflow_file, cache, _, count), tmp in zip(
+            planned, temporaries, strict=True
+        ):
             cache.parent.mkdir(parents=True, exist_ok=True)
-            _replace(cache, path.read_text("utf-8"))  # the repository as it is: trusted
+            _replace(cache, cached_text)  # the repository as it is: trusted
             os.replace(tmp, workflow_file)
             print(f"netgent: wrote {workflow_file} ({count} states) and {cache}", file=sys.stderr)
     finally:
         for tmp in temporaries:
             tmp.unlink(missing_ok=True)
     return OK
+
+
+def _unique_names(states: Sequence[Any]) -> list[Any]:
+    """``states`` with a repeated name numbered: 'On Home Page', 'On Home Page (2)'."""
+    seen: dict[str, int] = {}
+    out = []
+    for state in states:
+        seen[state.name] = seen.get(state.name, 0) + 1
+        if seen[state.name] > 1:
+            state = state.model_copy(update={"name": f"{state.name} ({seen[state.name]})"})
+        out.append(state)
+    return out
 
 
 def _replace(path: Path, text: str) -> None:

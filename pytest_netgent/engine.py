@@ -118,6 +118,10 @@ class RunSettings:
     are resolved; default: the current folder."""
 
 
+class _DurationOver(Exception):
+    """The run's duration ended before an action could start (the loop decides)."""
+
+
 class Healer(Protocol):
     """Record mode's hook into the loop: synthesise or repair states on the page."""
 
@@ -219,7 +223,7 @@ class Engine:
         self._checks: list[dict[str, Any]] = []
         self._check_wait: dict[str, float] = {}
         for state in states:
-            self.put_state(state)
+            self.put_state(state, replace=False)
         self.allowed = settings.allowed_hosts
         if self.allowed is None and settings.start_url:
             host = urlsplit(substitute(settings.start_url, self.values)).hostname
@@ -263,15 +267,22 @@ class Engine:
                 "add the host to the workflow's 'allowed_hosts' if this is expected"
             )
 
-    def put_state(self, state: State) -> int:
-        """Add ``state`` (or replace the one of its name) in declared order; its index."""
+    def put_state(self, state: State, *, replace: bool = True) -> int:
+        """Add ``state`` (or replace the one of its name) in declared order; its index.
+
+        ``replace=False`` keeps a state of the same name: NetGent's repositories may name
+        two states alike (a synthesised state is named after the prompt it served).
+        """
         # Checks are substituted once here: their values do not change during a run.
         checks = {"checks": [substitute(c.model_dump(), self.values) for c in state.checks]}
+        names = [s.name for s in self.states]
+        replacing = replace and state.name in names
         # NetGent's per-check timeout: the page is given at least that long to show it
         waits = [float(c.params["timeout"]) for c in state.checks if "timeout" in c.params]
+        if not replacing:
+            waits.append(self._check_wait.get(state.name, 0.0))
         self._check_wait[state.name] = max(waits, default=0.0)
-        names = [s.name for s in self.states]
-        if state.name in names:
+        if replacing:
             index = names.index(state.name)
             self.states[index] = state
             self._checks[index] = checks
@@ -455,6 +466,9 @@ class Engine:
             self._event("state", state=state.name, url=tick.href)
             try:
                 self.run_actions(state, actions_deadline)
+            except _DurationOver:
+                self._duration_reached(index)
+                return
             except ActionFailed as exc:
                 if self.healer is None:
                     raise self._drift(self.redact(str(exc)), fresh=True) from None
@@ -509,8 +523,12 @@ class Engine:
         self, state: str, number: int, action: Action, deadline: float | None = None
     ) -> None:
         """Run one action (placeholders substituted), recording it in the timeline."""
+        given = deadline is not None
         deadline = deadline or self._t0 + self.settings.timeout
         if time.monotonic() >= deadline:
+            duration = self.settings.duration
+            if given and duration and time.monotonic() >= self._t0 + duration:
+                raise _DurationOver  # the run loop's deadline: it ends the run
             raise self._drift(
                 f"workflow timeout ({self.settings.timeout:g}s) during state {state!r}"
             )

@@ -77,6 +77,20 @@ def act(ctx: Context, page: Observation, text: str) -> list[dict[str, Any]]:
         ),
         ("Stop sampling video quality", {"type": "stop_video_sampling", "params": {}}),
         ("Stop the video sampler", {"type": "stop_video_sampling", "params": {}}),
+        (
+            "Log video stats every 2 seconds to stats.jsonl",
+            {"type": "start_stats_logging", "params": {"interval": 2.0, "out_path": "stats.jsonl"}},
+        ),
+        (
+            "Start logging stats for nerds every 500 ms",
+            {"type": "start_stats_logging", "params": {"interval": 0.5}},
+        ),
+        (
+            "Log the video stats to QoE/Run1.jsonl",
+            {"type": "start_stats_logging", "params": {"out_path": "QoE/Run1.jsonl"}},
+        ),
+        ("Stop logging video stats", {"type": "stop_stats_logging", "params": {}}),
+        ("Stop the stats logging.", {"type": "stop_stats_logging", "params": {}}),
     ],
 )
 def test_instructions_without_targets(

@@ -96,6 +96,11 @@ def test_generate_then_replay_round_trips_with_secret_credentials(
     assert "end state reached: Logged in" in err and "0 LLM calls" in err
     repository = json.loads(out.read_text())
     assert [s["name"] for s in repository] == ["Start", "Login form", "Account page"]
+    # NetGent's fields and types, and its start page, so NetGent's loader takes it too
+    for state in repository:
+        assert set(state) == {"name", "description", "checks", "actions", "end_state", "executed"}
+        assert isinstance(state["end_state"], str) and state["executed"] == []
+    assert {"type": "url", "params": {"url": "chrome://new-tab-page/"}} in repository[0]["checks"]
     typed = [a["params"]["text"] for a in repository[1]["actions"] if a["type"] == "type"]
     assert typed == ["{user}", "{password}"]
     for text in (out.read_text(), stdout, err):

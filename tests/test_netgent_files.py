@@ -550,3 +550,117 @@ def test_convert_refuses_an_empty_repository(
     status, err = netgent(capsys, "convert", str(path))
     assert status == 2
     assert f"{path}: the repository is empty ([]): it holds no states or state prompts" in err
+
+
+# ------------------------------------------------- the shapes of NetGent's published files
+
+
+def test_two_states_of_one_name_both_replay_and_convert(
+    pytester: pytest.Pytester, base_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NetGent names a synthesised state after the prompt it served, so a repository may
+    hold two 'On Browser Home Page' states (its X example does)."""
+    repo = [
+        start_state("%base_url%/wiki/"),
+        {
+            "name": "On Browser Home Page",
+            "description": "Start the Process",
+            "checks": [{"type": "url", "params": {"url": "%base_url%/wiki/"}}],
+            "actions": [{"type": "navigate", "params": {"url": "%base_url%/wiki/article/quic"}}],
+            "end_state": "",
+            "executed": [],
+        },
+        WIKI[1],
+    ]
+    path = write(pytester.path / "twice.json", repo)
+    status, err = netgent(capsys, "-e", str(path), "--var", f"base_url={base_url}")
+    assert status == 0, err
+    assert "end state reached: Article opened" in err
+
+    status, err = netgent(capsys, "convert", str(path))
+    assert status == 0, err
+    text = (pytester.path / "twice.netgent.yaml").read_text()
+    assert "- name: On Browser Home Page (2)" in text
+    cached = json.loads((pytester.path / "__netgent__" / "twice" / "twice.json").read_text())
+    assert [s["name"] for s in cached] == [
+        "On Browser Home Page",
+        "On Browser Home Page (2)",
+        "Article",
+    ]
+    result = pytester.runpytest_subprocess(*QUIET, f"--netgent-base-url={base_url}")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_netgent_result_file_replays_with_its_variables(
+    tmp_path: Path, base_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``netgent -e ... -o`` in NetGent writes its whole run: the repository under
+    ``state_repository``, the variables it ran with, and its own bookkeeping."""
+    start = start_state("%base_url%/wiki/")
+    start["checks"] = [{"type": "url", "params": {"url": "data:,"}}]
+    result = {
+        "state_repository": [start, *WIKI[1:]],
+        "state_prompts": ["## State: START\n- **Triggers:**\n\t1. If on the home screen"],
+        "passed_states": [WIKI[1]],
+        "recursion_count": 4,
+        "last_passed_state_name": "Article",
+        "variables": {"base_url": "http://127.0.0.1:9", "query": "QUIC"},
+        "executed_states": [],
+    }
+    path = write(tmp_path / "wiki_result.json", result)
+    # base_url given again (the saved one is not this machine's); query comes from the file
+    status, err = netgent(capsys, "-e", str(path), "--var", f"base_url={base_url}")
+    assert status == 0, err
+    assert "end state reached: Article opened" in err
+
+
+def test_netgents_first_format_of_calls_and_values_replays(
+    tmp_path: Path, base_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NetGent's first examples wrote checks as {type, value} and actions as calls."""
+    repo = [
+        {
+            "name": "Article",
+            "description": "An article",
+            "checks": [{"type": "text", "value": "QUIC"}, {"type": "url", "value": "%u%"}],
+            "actions": ["scroll(direction='down', scroll_amount=20)"],
+            "end_state": "Action Completed",
+        },
+        {
+            "name": "On Browser Home Page",
+            "description": "Start the Process",
+            "checks": [{"type": "url", "value": "chrome://new-tab-page/"}],
+            "actions": [
+                "navigate_to(url='%u%')",
+                "click(by='css selector', selector='h1', button='left', percentage=0.5, "
+                "scroll_to=True, fallback_x=581.75, fallback_y=5015.1, fallback_width=47.6, "
+                "fallback_height=20.0)",
+            ],
+            "end_state": "",
+        },
+    ]
+    path = write(tmp_path / "old.json", repo)
+    status, err = netgent(
+        capsys, "-e", str(path), "--variables", json.dumps({"u": f"{base_url}/wiki/article/quic"})
+    )
+    assert status == 0, err
+    bad = [dict(repo[1], actions=["__import__('os').system('touch pwned')"])]
+    status, err = netgent(capsys, "-e", str(write(tmp_path / "bad.json", bad)))
+    assert status == 2
+    assert "is neither an action object" in err and not Path("pwned").exists()
+
+
+def test_duration_ending_inside_a_continuous_state_passes(base_url: str) -> None:
+    # the duration ends during the first wait: the next action must not be reported as a
+    # workflow timeout
+    repo = watching("/vod/", "s.jsonl", 2.0)
+    repo[1]["checks"] = [{"type": "element", "params": {"by": "id", "selector": "browse-heading"}}]
+    repo[1]["actions"] = [
+        {"type": "wait", "params": {"seconds": 10}},
+        {"type": "wait", "params": {"seconds": 1}},
+    ]
+    with NetGent(config={"duration": 2}) as agent:
+        results = agent.run(state_repository=repo, variables={"base_url": base_url})
+    assert results.reached_end, results.error and results.error.report()
+    assert results.end_state == "duration 2s reached"
+    assert results.timeline[-1].elapsed < 4
