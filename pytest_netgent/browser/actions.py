@@ -217,8 +217,8 @@ class Actions:
             element = self._pick(params)
             if element is None:
                 return False
-            if percentage is None:
-                element.click()
+            if percentage is None or percentage == 0.5:
+                element.click()  # the middle: WebDriver's own click
             else:
                 self._pointer_to(element, percentage).click().perform()
             return True
