@@ -5,11 +5,14 @@ tiered before a counting fake model, as ``--netgent-record`` does with an LLM
 configured, and counts the synthesis steps (state selections, trigger definitions and
 instructions) each resolved. Last line: ``builtin resolved: N/M``.
 
-    python bench/builtin.py
+    python bench/builtin.py [--quick]
+
+``--quick`` (CI) records the wiki's workflows only.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -20,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from llm_calls import PASSWORD, workflows  # noqa: E402
+from llm_calls import CALL_FLAGS, PASSWORD, workflows  # noqa: E402
 from oracle import OracleChatModel  # noqa: E402
 
 from fixtures import serve  # noqa: E402
@@ -31,7 +34,11 @@ from pytest_netgent.synthesis.llm import LLMSynthesiser, TieredSynthesiser  # no
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the wiki's workflows only (CI)")
+    args = parser.parse_args()
     os.environ.setdefault("NETWIKI_PASSWORD", PASSWORD)
+    os.environ.setdefault("CHIRP_PASSWORD", "chirp-pass")  # fixtures/social.py's account
     work = Path(tempfile.mkdtemp(prefix="netgent-bench-"))
     builtin = llm = calls = 0
     rows = []
@@ -39,10 +46,10 @@ def main() -> None:
         shutil.copytree(ROOT / "example_suites", work / "example_suites")
         for cache in (work / "example_suites").rglob("__netgent__"):
             shutil.rmtree(cache)
-        pool = BrowserPool(BrowserOptions())
+        pool = BrowserPool(BrowserOptions(args=CALL_FLAGS))
         with serve("original") as server:
             browser = NetgentBrowser(pool, Settings(state_timeout=5, artifacts=work), server.url)
-            for loaded in workflows(work / "example_suites"):
+            for loaded in workflows(work / "example_suites" / ("wiki" if args.quick else "")):
                 for param_id, params in loaded.workflow.parameter_sets():
                     model = OracleChatModel()
                     synth = TieredSynthesiser(BuiltinSynthesiser(), LLMSynthesiser(model))

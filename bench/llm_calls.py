@@ -6,11 +6,14 @@ login form alone changed (other ids, labels and layout): only the state that use
 should cost calls. Prints calls and tokens for each and last
 ``ratio heal/record calls: X``.
 
-    python bench/llm_calls.py
+    python bench/llm_calls.py [--quick]
+
+``--quick`` (CI) records and heals the wiki's workflows only.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -23,7 +26,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from oracle import OracleChatModel  # noqa: E402
 
-from fixtures import wiki  # noqa: E402
+from fixtures import live, meet, shop, social, vod, wiki  # noqa: E402
 from fixtures.http import AppServer  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions  # noqa: E402
 from pytest_netgent.runner import BrowserPool, NetgentBrowser, Settings  # noqa: E402
@@ -62,26 +65,44 @@ def run_all(
     return calls, tokens, changed
 
 
+# the browser flags of the project's ini (pyproject.toml): the call's fake devices
+CALL_FLAGS = [
+    "--use-fake-device-for-media-stream",
+    "--use-fake-ui-for-media-stream",
+    "--allow-loopback-in-peer-connection",
+]
+
+
+def serve(wiki_variant: str) -> AppServer:
+    """Every local application, the wiki in ``wiki_variant``."""
+    others = [m.make_app("original") for m in (vod, live, meet, social, shop)]
+    return AppServer([wiki.make_app(wiki_variant), *others]).start()
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the wiki's workflows only (CI)")
+    args = parser.parse_args()
     os.environ.setdefault("NETWIKI_PASSWORD", PASSWORD)
+    os.environ.setdefault("CHIRP_PASSWORD", "chirp-pass")  # fixtures/social.py's account
     work = Path(tempfile.mkdtemp(prefix="netgent-bench-"))
     try:
         shutil.copytree(ROOT / "example_suites", work / "example_suites")
         for cache in (work / "example_suites").rglob("__netgent__"):
             shutil.rmtree(cache)
-        items = workflows(work / "example_suites")
+        items = workflows(work / "example_suites" / ("wiki" if args.quick else ""))
         # the same wiki, but its login form comes from the changed UI
         wiki.VARIANTS["login-changed"] = {
             **wiki.VARIANTS["original"],
             "login_form": wiki.VARIANTS["changed"]["login_form"],
         }
-        pool = BrowserPool(BrowserOptions())
+        pool = BrowserPool(BrowserOptions(args=CALL_FLAGS))
         try:
-            server = AppServer([wiki.make_app("original")]).start()
+            server = serve("original")
             browser = NetgentBrowser(pool, Settings(state_timeout=5, artifacts=work), server.url)
             record_calls, record_tokens, recorded = run_all(browser, items, "all")
             server.stop()
-            server = AppServer([wiki.make_app("login-changed")]).start()
+            server = serve("login-changed")
             browser = NetgentBrowser(pool, Settings(state_timeout=5, artifacts=work), server.url)
             heal_calls, heal_tokens, healed = run_all(browser, items, "missing")
             server.stop()
@@ -89,7 +110,8 @@ def main() -> None:
             pool.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"workflows: {len(items)} (example_suites, first parameter set each)")
+    where = "example_suites/wiki" if args.quick else "example_suites"
+    print(f"workflows: {len(items)} ({where}, first parameter set each)")
     print(
         f"record from nothing: {len(recorded)} states, {record_calls} LLM calls, "
         f"{record_tokens} tokens"

@@ -92,7 +92,7 @@ def _find(prompt: str, words: list[str], tag: str = "") -> int:
             low = line.lower()
             if (not tag or f"<{tag}>" in low) and all(w.lower() in low for w in attempt):
                 return mmid
-    raise LookupError(f"no element with {words} {tag}")
+    raise LookupError(f"no element with {words} {tag} on the page")
 
 
 def _instruction(prompt: str) -> str:
@@ -100,18 +100,37 @@ def _instruction(prompt: str) -> str:
     return found.group(1).strip() if found else ""
 
 
+def _values(prompt: str) -> dict[str, str]:
+    """The placeholders the prompt lists with their values (``{name} = value``)."""
+    return dict(re.findall(r"^(\{\w+\}) = (.+)$", prompt, re.M))
+
+
+def _words(text: str, values: dict[str, str]) -> list[str]:
+    for name, value in values.items():
+        text = text.replace(name, value)
+    return [w for w in re.findall(r"[\w:]+", text) if w.lower() not in ("the", "first")]
+
+
+def _first_in_main(prompt: str, words: list[str], tag: str) -> int:
+    """The first element of the page's main list (``item 1 of``) with ``words``."""
+    for mmid, line in _elements(prompt):
+        low = line.lower()
+        if "in main" in low and f"<{tag}>" in low and all(w.lower() in low for w in words):
+            return mmid
+    return _find(prompt, words, tag)
+
+
 def _action(prompt: str) -> dict[str, Any]:
     text = _instruction(prompt)
-    if m := re.match(r"Type (\{\w+\}) into the (\w+)", text):
-        word = {"search": "search", "username": "user", "password": "password"}.get(
-            m.group(2).lower(), m.group(2)
-        )
-        return {
-            "action": "type",
-            "mmid": _find(prompt, [word], "input"),
-            "params": {"text": m.group(1)},
-            "done": True,
-        }
+    values = _values(prompt)
+    if m := re.match(r"Type (\{\w+\}) into the (first )?(.+?) (?:field|box)$", text):
+        name = _words(m.group(3), values)
+        name = [{"username": "user"}.get(w.lower(), w) for w in name]
+        try:
+            mmid = _find(prompt, name, "input")
+        except LookupError:
+            mmid = _find(prompt, name, "textarea")
+        return {"action": "type", "mmid": mmid, "params": {"text": m.group(1)}, "done": True}
     if m := re.match(r"Press (\w+)", text):
         return {"action": "press_key", "params": {"key": m.group(1)}, "done": True}
     if m := re.match(r"Scroll down (\d+) times", text):
@@ -120,21 +139,32 @@ def _action(prompt: str) -> dict[str, Any]:
             "params": {"direction": "down", "times": int(m.group(1))},
             "done": True,
         }
-    if m := re.match(r"Wait ([\d.]+) seconds", text):
-        return {"action": "wait", "params": {"seconds": float(m.group(1))}, "done": True}
+    if m := re.match(r"Wait (\S+) seconds", text):
+        seconds = m.group(1)
+        value: Any = float(seconds) if re.fullmatch(r"[\d.]+", seconds) else seconds
+        return {"action": "wait", "params": {"seconds": value}, "done": True}
+    if re.match(r"Start sampling video quality", text):
+        return {"action": "start_video_sampling", "params": {}, "done": True}
     if "first result" in text:
         first = next(
             n for n, line in _elements(prompt) if "item 1 of" in line and "in main" in line
         )
         return {"action": "click", "mmid": first, "done": True}
-    if m := re.match(r"Select (\w+) from", text):
+    if m := re.match(r"Select '?(.+?)'? from the (.+?) (?:list|menu)$", text):
+        option = m.group(1)
         return {
             "action": "select",
-            "mmid": _find(prompt, [m.group(1)], "select"),
-            "params": {"text": m.group(1)},
+            "mmid": _find(prompt, _words(m.group(2), values), "select"),
+            "params": {"text": values.get(option, option)},
             "done": True,
         }
+    if m := re.match(r"Click the first '?(.+?)'? (button|link)$", text):
+        tag = "button" if m.group(2) == "button" else "a"
+        words = [w for w in _words(m.group(1), values) if w.lower() != "product"]
+        return {"action": "click", "mmid": _first_in_main(prompt, words, tag), "done": True}
     quoted = re.search(r"'([^']+)'", text)
     name = quoted.group(1) if quoted else text.split()[-2]
+    for placeholder, value in values.items():
+        name = name.replace(placeholder, value)
     tag = "button" if "button" in text else "a" if "link" in text else ""
     return {"action": "click", "mmid": _find(prompt, [name], tag), "done": True}

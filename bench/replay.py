@@ -6,7 +6,9 @@ in one process and one headless Chromium, against the local NetWiki on 127.0.0.1
 start each round from a reset browser. Prints the medians, the browser round trips per
 engine tick with 20 states in the automaton, and last ``ratio replay/handwritten: X``.
 
-    python bench/replay.py [--rounds N]
+    python bench/replay.py [--rounds N] [--quick]
+
+``--quick`` (CI): two rounds.
 """
 
 from __future__ import annotations
@@ -121,7 +123,10 @@ def count_tick_round_trips(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10, help="rounds of each (default 10)")
+    parser.add_argument("--quick", action="store_true", help="two rounds (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 2
     os.environ.setdefault("NETWIKI_PASSWORD", PASSWORD)
     loaded = find_workflow(WORKFLOW, "wiki-tour")
     with serve("original") as server:

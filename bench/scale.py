@@ -1,6 +1,9 @@
 """Scaling: example-suite wall time over xdist workers, per-item overhead, collection.
 
-    python bench/scale.py [--copies N] [--workers 0,1,2,4]
+    python bench/scale.py [--copies N] [--workers 0,1,2,4] [--quick]
+
+``--quick`` (CI): the wiki's workflows only, with ``-n 0`` and ``-n 2``, and 200
+generated files for the collection ratio, once each.
 
 1. The example suites (in a scratch project with their committed states; ``--copies``
    repeats them) replay against the local
@@ -73,12 +76,13 @@ def pytest_configure(config):
 """
 
 
-def make_suite(scratch: Path, copies: int) -> Path:
-    """``copies`` copies of example_suites/ (with their states) in a scratch project."""
+def make_suite(scratch: Path, copies: int, only: str = "") -> Path:
+    """``copies`` copies of example_suites/ (or its folder ``only``), with their states,
+    in a scratch project."""
     project = scratch / "suite"
     for n in range(copies):
         shutil.copytree(
-            ROOT / "example_suites",
+            ROOT / "example_suites" / only,
             project / f"copy{n}",
             ignore=shutil.ignore_patterns("*.lock", "__pycache__"),
         )
@@ -113,9 +117,9 @@ def overhead(items: dict[str, dict[str, float]]) -> tuple[list[float], float]:
     return per[1:], per[0]
 
 
-def collect_time(folder: Path) -> float:
+def collect_time(folder: Path, files: int, repeats: int = 3) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(repeats):
         start = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "--collect-only", "-q", *QUIET],
@@ -124,18 +128,18 @@ def collect_time(folder: Path) -> float:
             text=True,
         )
         best = min(best, time.perf_counter() - start)
-        if "1000 tests collected" not in done.stdout:
+        if f"{files} tests collected" not in done.stdout:
             sys.exit(f"collection in {folder} failed:\n{done.stdout[-2000:]}{done.stderr}")
     return best
 
 
-def make_collection(scratch: Path) -> tuple[Path, Path]:
+def make_collection(scratch: Path, files: int = 1000) -> tuple[Path, Path]:
     yaml_dir, py_dir = scratch / "yaml", scratch / "py"
     yaml_dir.mkdir()
     py_dir.mkdir()
     for folder in (yaml_dir, py_dir):
         (folder / "pytest.ini").write_text("[pytest]\n")
-    for i in range(1000):
+    for i in range(files):
         (yaml_dir / f"flow_{i:04d}.netgent.yaml").write_text(
             f"name: flow-{i}\n"
             'start_url: "{base_url}/wiki/"\n'
@@ -155,11 +159,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=1, help="copies of example_suites/")
     parser.add_argument("--workers", default="0,1,2,4", help="xdist worker counts to time")
+    parser.add_argument("--quick", action="store_true", help="a small run that checks it works")
     args = parser.parse_args()
-    counts = [int(n) for n in args.workers.split(",")]
+    counts = [0, 2] if args.quick else [int(n) for n in args.workers.split(",")]
+    files = 200 if args.quick else 1000
     with tempfile.TemporaryDirectory(prefix="netgent-scale-") as tmp, serve() as server:
         scratch = Path(tmp)
-        project = make_suite(scratch, args.copies)
+        project = make_suite(scratch, args.copies, "wiki" if args.quick else "")
         walls: dict[int, float] = {}
         items: dict[str, dict[str, float]] = {}
         for n in counts:
@@ -185,9 +191,11 @@ def main() -> None:
                 f"(first item, starting the browser: {first:.0f} ms; workflow runs: "
                 f"median {statistics.median(runs) * 1000:.0f} ms)"
             )
-        yaml_dir, py_dir = make_collection(scratch)
-        yaml_s, py_s = collect_time(yaml_dir), collect_time(py_dir)
-        print(f"collect 1000 workflow files: {yaml_s:.2f} s; 1000 Python tests: {py_s:.2f} s")
+        yaml_dir, py_dir = make_collection(scratch, files)
+        repeats = 1 if args.quick else 3
+        yaml_s = collect_time(yaml_dir, files, repeats)
+        py_s = collect_time(py_dir, files, repeats)
+        print(f"collect {files} workflow files: {yaml_s:.2f} s; {files} Python tests: {py_s:.2f} s")
         print(f"ratio collect yaml/python: {yaml_s / py_s:.2f}")
 
 

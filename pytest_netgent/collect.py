@@ -11,17 +11,8 @@ import pytest
 
 from .engine import RunResult
 from .errors import NetgentError, WorkflowSpecError
+from .keys import result_key
 from .spec import BadDocument, LoadedWorkflow, Scalar, load_workflows
-
-WORKFLOW_SUFFIXES = (".netgent.yaml", ".netgent.yml")
-
-result_key = pytest.StashKey[RunResult]()
-"""``item.stash[result_key]``: the :class:`RunResult` of a workflow item that ran."""
-
-
-def is_workflow_file(path: Path) -> bool:
-    """Whether pytest should collect ``path`` as a workflow file."""
-    return path.name.endswith(WORKFLOW_SUFFIXES)
 
 
 class WorkflowFile(pytest.File):

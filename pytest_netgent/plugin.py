@@ -17,26 +17,29 @@ from urllib.parse import urlsplit
 import pytest
 
 from .capture import CaptureSettings, ItemCapture, folder_name, parse_modes
-from .collect import WorkflowFile, WorkflowItem, is_workflow_file, result_key
 from .errors import BrowserError
-from .recorder import RECORD_PROPERTY, RecordLog
-from .runner import BrowserPool, NetgentBrowser, Settings, copy_profile
-from .spec import LoadedWorkflow
+from .keys import (
+    CAPTURE_PROPERTY,
+    RECORD_PROPERTY,
+    RUN_SECONDS_PROPERTY,
+    WORKFLOW_SUFFIXES,
+    capture_key,
+    phases_key,
+    record_log_key,
+    result_key,
+    settings_key,
+)
+from .settings import Settings
 
+# pytest imports this module on every start: the workflow machinery (pydantic models,
+# YAML, the engine, Selenium) is imported where it is first needed, never here.
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from .netns import LoopbackBridge
+    from .runner import BrowserPool, NetgentBrowser
+    from .spec import LoadedWorkflow
     from .synthesis import Synthesiser
-
-RUN_SECONDS_PROPERTY = "netgent_run_seconds"
-"""Report property: seconds the workflow run took, from its start to its end or failure."""
-
-settings_key = pytest.StashKey[Settings]()
-"""``config.stash[settings_key]``: the run-wide :class:`Settings`."""
-
-record_log_key = pytest.StashKey["RecordLog"]()
-"""``config.stash[record_log_key]``: record mode's summary, registered as a plugin."""
 
 
 def _positive_float(option: str) -> Callable[[str], float]:
@@ -279,6 +282,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--netgent-user-data-dir {profile}: no such folder; make a profile with "
                 "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
             )
+    _check_extras(config)
     _schedule_groups(config)
     capture = _capture_settings(config, artifacts, remote)
     config.stash[settings_key] = Settings(
@@ -306,9 +310,26 @@ def pytest_configure(config: pytest.Config) -> None:
     if capture.on and getattr(config, "workerinput", None) is None:
         config.pluginmanager.register(CaptureLog(capture), "netgent-capture-log")
     if config.getoption("netgent_record"):
+        from .recorder import RecordLog
+
         log = RecordLog()
         config.stash[record_log_key] = log
         config.pluginmanager.register(log, "netgent-record-log")
+
+
+def _check_extras(config: pytest.Config) -> None:
+    """A feature asked for whose extra is not installed is a usage error naming the
+    install line, before anything runs."""
+    from .extras import UC_MISSING, ModelSpecError, check_model_spec, installed
+
+    if config.getoption("netgent_uc") and not installed("seleniumbase"):
+        raise pytest.UsageError(UC_MISSING)
+    llm = config.getoption("netgent_llm")
+    try:
+        check_model_spec(str(llm if llm else config.getini("netgent_llm")),
+                   "--netgent-llm" if llm else "ini netgent_llm")  # fmt: skip
+    except ModelSpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _runs_browsers(config: pytest.Config) -> bool:
@@ -323,8 +344,6 @@ def _runs_browsers(config: pytest.Config) -> bool:
 def _capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> CaptureSettings:
     """``--netgent-capture``; a process that runs items and captures packets moves into a
     network namespace of its own here, before any fixture starts a server."""
-    from . import netns
-
     modes: frozenset[str] = config.getoption("netgent_capture") or frozenset()
     if not modes and config.getini("netgent_capture"):
         try:
@@ -338,14 +357,33 @@ def _capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> Ca
             "e.g. --netgent-capture=pcap --netgent-sslkeylog"
         )
     capture = CaptureSettings(modes=modes, root=artifacts, sslkeylog=sslkeylog)
+    # A dataset job that asked for packets and would get none must stop before it runs.
     if "netlog" in modes and remote:
-        capture.netlog_off = "the browsers run on the Selenium Grid, whose nodes keep their net log"
+        _cannot_capture(
+            "netlog", "the browsers run on the Selenium Grid, whose nodes keep their net log"
+        )
+    if sslkeylog and remote:
+        raise pytest.UsageError(
+            "--netgent-sslkeylog cannot run here: the browsers run on the Selenium Grid "
+            "(--netgent-remote), whose nodes keep their TLS keys; drop --netgent-sslkeylog "
+            "to go on without it"
+        )
     if "pcap" in modes:
-        capture.pcap_off = netns.unavailable(remote)
-        if not capture.pcap_off and _runs_browsers(config):
+        from . import netns
+
+        if why := netns.unavailable(remote):
+            _cannot_capture("pcap", why)
+        if _runs_browsers(config):
             capture.pcap_off = netns.isolate()
         capture.uplink_off = netns.uplink_unavailable()
     return capture
+
+
+def _cannot_capture(mode: str, why: str) -> None:
+    raise pytest.UsageError(
+        f"--netgent-capture={mode} cannot run here: {why}. Drop {mode} from "
+        "--netgent-capture (or the ini netgent_capture) to go on without it"
+    )
 
 
 class CaptureLog:
@@ -389,10 +427,6 @@ class CaptureLog:
         )
         terminalreporter.write_line(f"manifest: {self.written[0]}")
         terminalreporter.write_line(f"labels:   {self.written[1]}")
-
-
-CAPTURE_PROPERTY = "netgent_capture"
-"""Report property (teardown): the item's row of ``manifest.csv``."""
 
 
 def _schedule_groups(config: pytest.Config) -> None:
@@ -478,6 +512,8 @@ def _capture_outcome(item: pytest.Item, when: str, report: pytest.TestReport) ->
         return
     capture = item.stash.get(capture_key, None)
     if capture is None:
+        from .collect import WorkflowItem
+
         if not isinstance(item, WorkflowItem):
             return  # a test without netgent_browser captured nothing
         capture = _item_capture(item, settings)  # failed before its browser started
@@ -495,7 +531,9 @@ def _capture_outcome(item: pytest.Item, when: str, report: pytest.TestReport) ->
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if is_workflow_file(file_path):
+    if file_path.name.endswith(WORKFLOW_SUFFIXES):
+        from .collect import WorkflowFile
+
         return WorkflowFile.from_parent(parent, path=file_path)
     return None
 
@@ -512,6 +550,8 @@ def netgent_browser_pool(
 ) -> Iterator[BrowserPool]:
     """This process's browser (one per xdist worker), started on first use; with
     ``--netgent-user-data-dir``, on this worker's own copy of the profile."""
+    from .runner import BrowserPool, copy_profile
+
     options = netgent_settings.browser
     if netgent_settings.profile is not None:
         copy = copy_profile(netgent_settings.profile, tmp_path_factory.mktemp("profile"))
@@ -591,22 +631,20 @@ def netgent_browser(
         netgent_browser_pool.start()  # now: a browser that cannot start errors the setup
     except BrowserError as exc:
         pytest.fail(exc.report(), pytrace=False)
+    from .runner import NetgentBrowser
+
     browser = NetgentBrowser(netgent_browser_pool, netgent_settings, netgent_base_url)
     yield browser
     netgent_browser_pool.reset(browser.origins)
 
-
-capture_key = pytest.StashKey[ItemCapture]()
-"""``item.stash[capture_key]``: the :class:`ItemCapture` of a test that captured."""
-
-phases_key = pytest.StashKey[dict[str, str]]()
-"""``item.stash[phases_key]``: the outcome of each phase (setup, call, teardown)."""
 
 _bridge: LoopbackBridge | None = None
 _warned: list[str] = []
 
 
 def _item_capture(item: pytest.Item, settings: Settings) -> ItemCapture:
+    from .collect import WorkflowItem
+
     root = settings.capture.root
     folder = root / folder_name(item.nodeid)
     workflow = category = ""
@@ -651,6 +689,8 @@ def _captured_browser(
     global _bridge
     from . import netns
     from .capture import CLEAR_NETWORK_STATE, CaptureError, browser_ports
+    from .collect import WorkflowItem
+    from .runner import NetgentBrowser
 
     browsers = pool.capture
     assert browsers is not None, "netgent_browser_pool sets it up under capture"

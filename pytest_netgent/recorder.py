@@ -22,6 +22,7 @@ from .automaton import Action, Automaton, Check, State, Synthesis
 from .browser.actions import ActionFailed
 from .engine import Engine
 from .errors import NetgentError
+from .keys import RECORD_PROPERTY
 from .messages import ExecutedState, Message, Toolcall
 from .spec import StateSpec, Workflow
 from .synthesis import Context, Synthesiser, Unresolved, Usage
@@ -33,10 +34,6 @@ if TYPE_CHECKING:
 MODES = ("missing", "all", "propose")
 """``--netgent-record`` modes: synthesise what is missing or stale (the default),
 ignore the cache, or heal into the artifacts folder and fail the item for review."""
-
-
-RECORD_PROPERTY = "netgent_record"
-"""Name of the report user property that carries an item's record summary."""
 
 
 class RecordLog:

@@ -13,42 +13,24 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import store
 from .automaton import Automaton, State
 from .browser.session import BrowserOptions, reset_browser, start_browser
-from .capture import CLEAR_NETWORK_STATE, CapturedBrowser, CaptureSettings
+from .capture import CLEAR_NETWORK_STATE, CapturedBrowser
 from .engine import Engine, Redactor, RunResult, RunSettings
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
 from .secrets import resolve_secrets
+from .settings import Settings
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from .synthesis import Context, Synthesiser
 from .synthesis.builtin import BuiltinSynthesiser
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
-
-
-@dataclass
-class Settings:
-    """Run-wide settings, from the command line, the ini file and defaults."""
-
-    browser: BrowserOptions = field(default_factory=BrowserOptions)
-    state_timeout: float = 10.0
-    artifacts: Path = Path("netgent-artifacts")
-    base_url: str = ""
-    record: str = ""
-    """``--netgent-record`` mode: "" (replay), ``missing``, ``all`` or ``propose``."""
-    rootdir: Path = field(default_factory=Path.cwd)
-    """The project's root: proposals under ``artifacts/proposed`` mirror paths below it."""
-    profile: Path | None = None
-    """``--netgent-user-data-dir``: the browser profile each worker copies."""
-    capture: CaptureSettings = field(default_factory=CaptureSettings)
-    """``--netgent-capture``: what each item captures, and where."""
 
 
 # Files a running Chromium keeps in its profile: a copy must not carry them over.

@@ -322,19 +322,67 @@ def test_bad_capture_options_are_usage_errors(project: Project) -> None:
     result.stderr.fnmatch_lines(["*--netgent-sslkeylog writes TLS keys*add --netgent-capture*"])
 
 
-def test_without_a_local_browser_pcap_is_off_with_one_line_why(project: Project) -> None:
+@pytest.mark.parametrize(
+    ("modes", "message"),
+    [
+        (
+            "pcap,har",
+            "*--netgent-capture=pcap cannot run here: the browsers run on the Selenium Grid "
+            "(--netgent-remote), out of reach of a local capture. Drop pcap from "
+            "--netgent-capture (or the ini netgent_capture) to go on without it",
+        ),
+        (
+            "har,netlog",
+            "*--netgent-capture=netlog cannot run here: the browsers run on the Selenium Grid, "
+            "whose nodes keep their net log. Drop netlog from*",
+        ),
+    ],
+)
+def test_a_capture_that_cannot_run_on_a_grid_is_a_usage_error(
+    project: Project, modes: str, message: str
+) -> None:
+    result = project.run(
+        "--collect-only", f"--netgent-capture={modes}", "--netgent-remote=http://127.0.0.1:9"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
     result = project.run(
         "--collect-only",
-        "--netgent-capture=pcap,har,netlog",
+        "--netgent-capture=har",
+        "--netgent-sslkeylog",
         "--netgent-remote=http://127.0.0.1:9",
     )
-    result.stdout.fnmatch_lines(
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--netgent-sslkeylog cannot run here: the browsers run on*"])
+
+
+def test_pcap_without_tcpdump_on_path_is_a_usage_error(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dataset job that asked for packets and would get none stops before any item."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.scandir(folder):
+            target = bin_dir / entry.name
+            if entry.name != "tcpdump" and not target.exists():
+                target.symlink_to(entry.path)
+    project.workflow("one", "name: one\nstates:\n  - {name: A, end: done}\n")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    result = project.pytester.run(
+        sys.executable, "-m", "pytest", *QUIET, "-p", "no:cacheprovider",
+        "--netgent-capture=pcap,har", "--netgent-base-url", project.base_url,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
         [
-            "netgent capture: har -> * (pcap off: the browsers run on the Selenium Grid "
-            "(--netgent-remote), out of reach of a local capture; netlog off: the browsers "
-            "run on the Selenium Grid, whose nodes keep their net log; har still run)"
+            "*--netgent-capture=pcap cannot run here: tcpdump is not installed: apt-get "
+            "install -y tcpdump. Drop pcap from --netgent-capture*"
         ]
     )
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
 def test_pcap_needs_root_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -317,8 +317,10 @@ def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDri
     try:
         import seleniumbase
         from seleniumbase import Driver
-    except ImportError as exc:  # pragma: no cover - seleniumbase is a dependency
-        raise BrowserError(f"--netgent-uc needs seleniumbase: {exc}") from None
+    except ImportError:
+        from ..extras import UC_MISSING
+
+        raise BrowserError(UC_MISSING) from None
     drivers = os.path.join(os.path.dirname(seleniumbase.__file__), "drivers")
     for name in ("chromedriver", "uc_driver"):
         target = os.path.join(drivers, name)

@@ -10,26 +10,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ..extras import ModelSpecError, check_model_spec
+
+__all__ = ["ModelSpecError", "load_model"]
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-
-class ModelSpecError(ValueError):
-    """``--netgent-llm`` names no usable model; the message says how to fix it."""
 
 
 def load_model(spec: str, option: str = "--netgent-llm") -> BaseChatModel | None:
     """The chat model ``spec`` names; ``None`` for ``builtin`` or an empty spec.
 
     ``option`` names where the spec came from, in error messages."""
+    check_model_spec(spec, option)
     spec = spec.strip()
     if spec in ("", "builtin"):
         return None
-    if ":" not in spec:
-        raise ModelSpecError(
-            f"{option} {spec!r} is neither 'builtin', 'module:attr' nor "
-            "'provider:model' (e.g. mypackage.models:chat or openai:gpt-4o)"
-        )
     module_name, attr = spec.split(":", 1)
     try:
         module = importlib.import_module(module_name)
@@ -43,7 +39,7 @@ def load_model(spec: str, option: str = "--netgent-llm") -> BaseChatModel | None
         raise ModelSpecError(
             f"{option} {spec!r}: no module {module_name!r}, and 'provider:model' names "
             "need the langchain package: pip install langchain (plus the provider's package, "
-            "e.g. langchain-openai)"
+            f"e.g. langchain-{module_name if module_name.isidentifier() else 'openai'})"
         ) from None
     try:
         model: BaseChatModel = init_chat_model(spec)

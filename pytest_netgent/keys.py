@@ -1,0 +1,42 @@
+"""Keys the plugin, its items and its report hooks share: stash keys and the names of
+report properties. A light module, so that the plugin's hooks can test for them in every
+pytest run without importing the workflow machinery."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from .capture import ItemCapture
+    from .engine import RunResult
+    from .recorder import RecordLog
+    from .settings import Settings
+
+WORKFLOW_SUFFIXES = (".netgent.yaml", ".netgent.yml")
+"""Files pytest collects as workflow files."""
+
+settings_key: pytest.StashKey[Settings] = pytest.StashKey()
+"""``config.stash[settings_key]``: the run-wide :class:`~.settings.Settings`."""
+
+record_log_key: pytest.StashKey[RecordLog] = pytest.StashKey()
+"""``config.stash[record_log_key]``: record mode's summary, registered as a plugin."""
+
+result_key: pytest.StashKey[RunResult] = pytest.StashKey()
+"""``item.stash[result_key]``: the :class:`RunResult` of a workflow item that ran."""
+
+capture_key: pytest.StashKey[ItemCapture] = pytest.StashKey()
+"""``item.stash[capture_key]``: the :class:`ItemCapture` of a test that captured."""
+
+phases_key: pytest.StashKey[dict[str, str]] = pytest.StashKey()
+"""``item.stash[phases_key]``: the outcome of each phase (setup, call, teardown)."""
+
+RECORD_PROPERTY = "netgent_record"
+"""Report property (call): what record mode synthesised, healed and wrote for the item."""
+
+RUN_SECONDS_PROPERTY = "netgent_run_seconds"
+"""Report property: seconds the workflow run took, from its start to its end or failure."""
+
+CAPTURE_PROPERTY = "netgent_capture"
+"""Report property (teardown): the item's row of ``manifest.csv``."""
