@@ -30,7 +30,8 @@ def free_port() -> int:
 
 
 def grid_jar() -> Path | None:
-    """The Selenium server jar from npm (the README's first command installs it into node_modules/)."""
+    """The Selenium server jar from npm (the README's first command installs it into
+    node_modules/)."""
     for base in (os.environ.get("NETGENT_GRID_JAR", ""), str(ROOT / "node_modules" / GRID_JAR)):
         if base and Path(base).is_file():
             return Path(base)
