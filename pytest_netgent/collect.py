@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from . import store
 from .engine import RunResult
 from .errors import NetgentError, WorkflowSpecError
 from .keys import result_key
@@ -24,6 +26,14 @@ class WorkflowFile(pytest.File):
 
     def collect(self) -> list[pytest.Item]:
         items: list[pytest.Item] = []
+        if twin := _twin(self.path):
+            error = WorkflowSpecError(
+                self.path,
+                1,
+                f"{self.path.name} and {twin.name} would share the cached states in "
+                f"__netgent__/{store.file_stem(self.path)}/: rename one of the two files",
+            )
+            return [WorkflowErrorItem.from_parent(self, name=self.path.name, error=error, line=1)]
         for doc in load_workflows(self.path):
             if isinstance(doc, BadDocument):
                 items.append(
@@ -32,7 +42,7 @@ class WorkflowFile(pytest.File):
                     )
                 )
                 continue
-            for param_id, values in doc.workflow.parameter_sets():
+            for param_id, values in _unique_ids(doc.workflow.parameter_sets()):
                 name = f"{doc.workflow.name}[{param_id}]" if param_id else doc.workflow.name
                 try:
                     marks = _marks(doc)
@@ -55,6 +65,66 @@ class WorkflowFile(pytest.File):
         return items
 
 
+_NOT_FOR_ITEMS = {
+    "usefixtures": "request the fixture from an autouse fixture in a conftest.py",
+    "parametrize": "use the workflow's own 'parametrize' key",
+}
+
+
+def _refuse_code(doc: LoadedWorkflow, line: int, name: str, args: Any) -> None:
+    """A workflow file is data: a mark whose condition is a string would run it as
+    Python (pytest evaluates such conditions), and marks that only shape Python
+    functions would be silently ignored."""
+    if name in _NOT_FOR_ITEMS:
+        raise WorkflowSpecError(
+            doc.path,
+            line,
+            f"mark {name!r} does not apply to workflow items: {_NOT_FOR_ITEMS[name]}",
+        )
+    conditions = []
+    if isinstance(args, list):
+        conditions = args if name in ("skipif", "xfail") else []
+    elif isinstance(args, dict):
+        conditions = [args.get("condition")] if "condition" in args else []
+    if any(isinstance(c, str) for c in conditions):
+        raise WorkflowSpecError(
+            doc.path,
+            line,
+            f"mark {name!r} has a string condition, which pytest would run as Python: "
+            "workflow files hold data, not code; give true/false, or write "
+            f"{{skip: 'reason'}}, or put the condition in a conftest.py",
+        )
+
+
+def _twin(path: Path) -> Path | None:
+    """``x.netgent.yml`` beside ``x.netgent.yaml`` (or the other way round): both would
+    cache into ``__netgent__/x/``."""
+    for a, b in ((".netgent.yaml", ".netgent.yml"), (".netgent.yml", ".netgent.yaml")):
+        if path.name.endswith(a):
+            other = path.with_name(path.name[: -len(a)] + b)
+            if other.is_file():
+                return other
+    return None
+
+
+def _unique_ids(sets: list[tuple[str, dict[str, Scalar]]]) -> list[tuple[str, dict[str, Scalar]]]:
+    """Parameter ids made unique as pytest makes them (``QUIC0``, ``QUIC1``): two items of
+    one id would never both run under xdist."""
+    ids = [i for i, _ in sets]
+    repeated = {i for i in ids if ids.count(i) > 1}
+    if not repeated:
+        return sets
+    seen: dict[str, int] = {}
+    out = []
+    for param_id, values in sets:
+        if param_id in repeated:
+            n = seen.get(param_id, 0)
+            seen[param_id] = n + 1
+            param_id = f"{param_id}{n}"
+        out.append((param_id, values))
+    return out
+
+
 def _marks(doc: LoadedWorkflow) -> list[pytest.MarkDecorator]:
     wf = doc.workflow
     marks = [pytest.mark.netgent]
@@ -72,6 +142,7 @@ def _marks(doc: LoadedWorkflow) -> list[pytest.MarkDecorator]:
             )
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(name)):
             raise WorkflowSpecError(doc.path, line, f"{name!r} is not a valid mark name")
+        _refuse_code(doc, line, str(name), args)
         try:
             decorator = getattr(pytest.mark, str(name))
         except (Warning, pytest.UsageError, pytest.fail.Exception) as exc:
@@ -130,7 +201,8 @@ class WorkflowItem(pytest.Function):
     @property
     def heal_command(self) -> str:
         """The command that re-records this item's states."""
-        return f"pytest --netgent-record '{self.nodeid}'"
+        # quoted for the shell: a workflow name is the user's text, and so is a path
+        return f"pytest --netgent-record {shlex.quote(self.nodeid)}"
 
     def artifacts_dir(self, root: Path) -> Path:
         """This item's folder under ``--netgent-artifacts`` (screenshots, captures); no

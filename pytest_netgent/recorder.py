@@ -325,12 +325,14 @@ def save(
     if not result.passed:
         return
     report = recorder.report
+    if not report.changed:
+        return  # nothing new: leave the file byte for byte as it is, trusted ones too
     doc = recorder.document(engine, previous)
-    if not report.changed and previous is not None and not previous.trusted:
-        return  # nothing new: leave the committed file byte for byte as it is
     if mode == "propose":
         store.write(proposal, doc)
         report.proposed = str(proposal)
         return
-    store.write(path, doc)  # raises CacheError rather than replace an unreadable file
+    # Read-modify-write under the lock: only the states this run made replace the file's.
+    order = [spec.name for spec in recorder.workflow.states]
+    store.write(path, doc, changed={*report.synthesised, *report.healed}, order=order)
     report.written = str(path)

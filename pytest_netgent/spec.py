@@ -229,20 +229,92 @@ def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...], default: i
     return default
 
 
+MAX_BYTES = 1_000_000
+"""Largest workflow file read: a workflow is a page of text, not a data set."""
+MAX_DEPTH = 64
+"""Deepest nesting of lists and maps in a workflow file."""
+MAX_VALUES = 50_000
+"""Most values one document may hold once its YAML aliases are expanded."""
+
+_PLAIN_TAGS = {
+    f"tag:yaml.org,2002:{t}"
+    for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")
+}
+
+
+def _too_deep(text: str) -> int | None:
+    """The line where flow brackets or indentation nest deeper than :data:`MAX_DEPTH`,
+    found before the YAML parser sees it (deep nesting exhausts its recursion, and
+    libyaml's C stack)."""
+    depth = 0
+    quote = ""
+    for number, line in enumerate(text.splitlines(), 1):
+        if len(line) - len(line.lstrip(" -")) > 2 * MAX_DEPTH:
+            return number
+        for char in line:
+            if quote:
+                quote = "" if char == quote else quote
+            elif char in "'\"":
+                quote = char
+            elif char in "[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return number
+            elif char in "]}":
+                depth = max(0, depth - 1)
+            elif char == "#":
+                break
+    return None
+
+
 class _Builder:
-    """Turns a composed YAML node tree into Python objects and a path -> line map."""
+    """Turns a composed YAML node tree into Python objects and a path -> line map.
+
+    Workflow files are plain data: only YAML's standard tags are read (no ``!custom``
+    or ``!!python/...``), merge keys (``<<: *base``) work, and aliases may not expand a
+    document beyond :data:`MAX_VALUES` values (a "billion laughs" file fails alone).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.lines: dict[tuple[Any, ...], int] = {}
         self.key_lines: dict[tuple[Any, ...], int] = {}
         self._constructor = yaml.constructor.SafeConstructor()
+        self._values = 0
+
+    def _count(self, node: yaml.Node, depth: int) -> None:
+        self._values += 1
+        if self._values > MAX_VALUES:
+            raise WorkflowSpecError(
+                self.path,
+                node.start_mark.line + 1,
+                f"the document expands to more than {MAX_VALUES} values (YAML aliases "
+                "repeating each other?): write the workflow out plainly",
+            )
+        if depth > MAX_DEPTH:
+            raise WorkflowSpecError(
+                self.path,
+                node.start_mark.line + 1,
+                f"lists and maps nest deeper than {MAX_DEPTH} levels here",
+            )
+        if node.tag not in _PLAIN_TAGS:
+            raise WorkflowSpecError(
+                self.path,
+                node.start_mark.line + 1,
+                f"the tag {node.tag!r} is not plain YAML data; workflow files hold only "
+                "text, numbers, lists and maps: remove the tag",
+            )
 
     def build(self, node: yaml.Node, loc: tuple[Any, ...]) -> Any:
+        self._count(node, len(loc))
         self.lines.setdefault(loc, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             out: dict[Any, Any] = {}
+            merged: dict[Any, Any] = {}
             for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    merged.update(self._merge(value_node, loc))
+                    continue
                 key = self._scalar(key_node)
                 if key in out:
                     raise WorkflowSpecError(
@@ -253,10 +325,26 @@ class _Builder:
                 self.key_lines[(*loc, key)] = key_node.start_mark.line + 1
                 self.lines[(*loc, key)] = value_node.start_mark.line + 1
                 out[key] = self.build(value_node, (*loc, key))
-            return out
+            # keys written in the map win over the ones merged into it
+            return {**{k: v for k, v in merged.items() if k not in out}, **out}
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
         return self._scalar(node)
+
+    def _merge(self, node: yaml.Node, loc: tuple[Any, ...]) -> dict[Any, Any]:
+        """The maps of a merge key (``<<: *base`` or ``<<: [*a, *b]``; earlier win)."""
+        sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        merged: dict[Any, Any] = {}
+        for source in reversed(sources):
+            value = self.build(source, loc)
+            if not isinstance(value, dict):
+                raise WorkflowSpecError(
+                    self.path,
+                    source.start_mark.line + 1,
+                    "'<<' merges maps: give it an alias of a map (<<: *base)",
+                )
+            merged.update(value)
+        return merged
 
     def _scalar(self, node: yaml.Node) -> Any:
         if not isinstance(node, yaml.ScalarNode):
@@ -282,6 +370,28 @@ def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
             WorkflowSpecError(path, None, f"cannot read the file: {exc}"), path, 1, 0, path.stem
         )
         return
+    if len(text.encode()) > MAX_BYTES:
+        yield BadDocument(
+            WorkflowSpecError(
+                path, None, f"the file is larger than {MAX_BYTES // 1000} kB: split it"
+            ),
+            path,
+            1,
+            0,
+            path.stem,
+        )
+        return
+    if (deep := _too_deep(text)) is not None:
+        yield BadDocument(
+            WorkflowSpecError(
+                path, deep, f"lists and maps nest deeper than {MAX_DEPTH} levels here"
+            ),
+            path,
+            deep,
+            0,
+            path.stem,
+        )
+        return
     try:
         nodes = list(yaml.compose_all(text, Loader=_LOADER))
     except yaml.MarkedYAMLError as exc:
@@ -304,7 +414,7 @@ def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
             path.stem,
         )
         return
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, RecursionError) as exc:
         yield BadDocument(
             WorkflowSpecError(path, None, f"YAML error: {exc}"), path, 1, 0, path.stem
         )
@@ -374,6 +484,8 @@ def _load_document(
                 name,
             )
         data["name"] = fallback_name
+    # x- keys hold what anchors and merge keys reuse (as in docker-compose files)
+    data = {k: v for k, v in data.items() if not str(k).startswith("x-")}
     try:
         workflow = Workflow.model_validate(data)
     except ValidationError as exc:

@@ -8,6 +8,7 @@ reported and never overwritten.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -32,9 +33,20 @@ def file_stem(workflow_file: Path) -> str:
     return workflow_file.stem
 
 
+MAX_NAME = 200
+"""Longest file name (in UTF-8 bytes, before ``.json``) a cache file gets; file systems
+allow 255."""
+
+
 def safe_name(name: str) -> str:
-    """A workflow name made safe as a file name (path separators and controls replaced)."""
-    return re.sub(r"[\\/\x00-\x1f:*?\"<>|]", "_", name).strip(" .") or "_"
+    """A workflow name made safe as a file name (path separators and controls replaced);
+    a long one is cut and given a short hash of the whole, so two names stay apart."""
+    safe = re.sub(r"[\\/\x00-\x1f:*?\"<>|]", "_", name).strip(" .") or "_"
+    if len(safe.encode()) <= MAX_NAME:
+        return safe
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    cut = safe.encode()[: MAX_NAME - 13].decode("utf-8", "ignore").rstrip(" .")
+    return f"{cut}-{digest}"
 
 
 def cache_path(workflow_file: Path, workflow_name: str) -> Path:
@@ -77,24 +89,79 @@ def load(path: Path) -> Automaton | None:
         ) from None
 
 
-def write(path: Path, automaton: Automaton) -> None:
+def _lock(path: Path) -> FileLock:
+    """The lock of one cache file. It lives in the system's temporary folder, keyed by the
+    file's absolute path, so that no lock file is left in the committed ``__netgent__``."""
+    key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    folder = Path(tempfile.gettempdir()) / "pytest-netgent-locks"
+    folder.mkdir(mode=0o777, exist_ok=True)
+    return FileLock(str(folder / f"{key}.lock"))
+
+
+def _refuse_links(path: Path) -> None:
+    """The cache is written only inside the suite's own ``__netgent__`` folder: a symbolic
+    link on the way (the file, its workflow's folder, ``__netgent__``) could lead anywhere."""
+    for part in (path, path.parent, path.parent.parent):
+        if part.is_symlink():
+            raise CacheError(
+                path,
+                f"{part} is a symbolic link; the cache is written only inside the suite's "
+                "own __netgent__ folder",
+                heal="replace the link by a real folder (or file), then record again",
+            )
+
+
+def write(
+    path: Path,
+    automaton: Automaton,
+    changed: set[str] | None = None,
+    order: list[str] | None = None,
+) -> None:
     """Write ``automaton`` to ``path`` atomically, under the file's lock.
 
+    With ``changed`` (the names of the states this run synthesised), the file is read
+    again under the lock and only those states are replaced: every other state stays as
+    the file has it now, so concurrent workers and hand edits made meanwhile are kept.
+    ``order`` is the workflow's declared order of states (default: ``automaton``'s).
     Refuses (with :class:`CacheError`) to replace an existing file that is unreadable, so
     a hand edit or merge conflict is never lost.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"):
-        if path.exists():
-            load(path)  # raises on an unreadable file: never overwrite it
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(automaton.to_json())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    _refuse_links(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _lock(path):
+            current = load(path)  # raises on an unreadable file: never overwrite it
+            if current is not None and changed is not None:
+                names = order or [state.name for state in automaton.states]
+                automaton = _merge(automaton, current, changed, names)
+            # created 0666 less the umask, as any file the user makes (mkstemp gives 0600)
+            tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(automaton.to_json())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+    except OSError as exc:
+        raise CacheError(
+            path,
+            f"cannot write the cached states: {exc.strerror or exc}",
+            heal=f"make {path.parent} writable (or point the suite elsewhere), then record again",
+        ) from None
+
+
+def _merge(new: Automaton, current: Automaton, changed: set[str], order: list[str]) -> Automaton:
+    """``new``'s states where this run changed them, the file's own everywhere else (also
+    the states another worker added since this run read the file), in ``order``."""
+    states = []
+    for name in order:
+        mine, theirs = new.state(name), current.state(name)
+        chosen = mine if (name in changed or theirs is None) else theirs
+        if chosen is not None:
+            states.append(chosen)
+    return new.model_copy(update={"states": states})
 
 
 def replay_states(

@@ -1,0 +1,346 @@
+"""Bad input and faults: each fails its own item clearly, nothing is lost, nothing runs
+that should not. One case per finding, each asserting the exact outcome."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from pytest_netgent import store
+from pytest_netgent.automaton import Automaton, State
+
+from .helpers import Project
+
+# --------------------------------------------------------------------------- data loss
+
+# Each parameter lands on a page of its own, so concurrent workers synthesise different
+# states of one workflow into one cache file.
+SPREAD = """
+name: spread
+start_url: "{base_url}/wiki/{page}"
+parametrize:
+  page: [login, article/quic, "search?q=zzz1", article/http-3, "search?q=zzz2",
+         "login?next=1", article/webrtc, "search?q=zzz3"]
+states:
+  - name: Login form
+    triggers: [The URL contains /wiki/login]
+    end: Login
+  - name: Article
+    triggers: [The URL contains /wiki/article/]
+    end: Article
+  - name: Empty results
+    triggers: [The URL contains /wiki/search?q=]
+    end: Empty
+"""
+
+
+def test_concurrent_record_keeps_every_workers_states(project: Project) -> None:
+    project.workflow("spread", SPREAD)
+    cache = project.path / "__netgent__" / "spread" / "spread.json"
+    for _ in range(10):
+        cache.unlink(missing_ok=True)
+        project.run_subprocess("--netgent-record", "-n", "2").assert_outcomes(passed=8)
+        names = [s["name"] for s in json.loads(cache.read_text())["states"]]
+        assert names == ["Login form", "Article", "Empty results"]
+    project.run_subprocess("-n", "2").assert_outcomes(passed=8)
+    assert oct(cache.stat().st_mode & 0o777) == oct(0o666 & ~current_umask())
+    assert not list((project.path / "__netgent__").rglob("*.lock"))
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def state(name: str, selector: str) -> State:
+    return State.model_validate(
+        {
+            "name": name,
+            "checks": [{"type": "element", "params": {"by": "css selector", "selector": selector}}],
+            "prompt_hash": "sha256:x",
+        }
+    )
+
+
+def test_a_hand_edit_made_during_a_record_run_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "__netgent__" / "flow" / "flow.json"
+    start = Automaton(workflow="flow", states=[state("A", "#a"), state("B", "#b")])
+    store.write(path, start)
+    # the user edits A by hand while a record run, which read the file before, heals B
+    edited = Automaton(workflow="flow", states=[state("A", "#edited"), state("B", "#b")])
+    store.write(path, edited)
+    healed = Automaton(workflow="flow", states=[state("A", "#a"), state("B", "#healed")])
+    store.write(path, healed, changed={"B"}, order=["A", "B"])
+    doc = store.load(path)
+    assert doc is not None
+    assert [s.checks[0].params["selector"] for s in doc.states] == ["#edited", "#healed"]
+
+
+def test_plain_record_leaves_a_trusted_file_as_it_is(project: Project) -> None:
+    project.workflow(
+        "trusted",
+        """
+        name: trusted
+        start_url: "{base_url}/wiki/login"
+        states:
+          - name: Login form
+            triggers: [The login form is visible]
+            end: Login
+        """,
+    )
+    cache = project.raw_states(
+        project.path / "trusted.netgent.yaml",
+        "trusted",
+        [
+            {
+                "name": "Login form",
+                "checks": [{"type": "element", "params": {"by": "id", "selector": "login-form"}}],
+                "actions": [],
+                "end_state": "Login",
+            }
+        ],
+    )
+    before = cache.read_bytes()
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    assert cache.read_bytes() == before
+
+
+def test_twin_files_that_would_share_a_cache_both_fail_clearly(project: Project) -> None:
+    text = "name: twin\nstart_url: '{base_url}/wiki/'\nstates:\n  - {name: A, end: done}\n"
+    (project.path / "twin.netgent.yaml").write_text(text)
+    (project.path / "twin.netgent.yml").write_text(text)
+    good(project)
+    result = project.run("-p", "no:randomly")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*twin.netgent.yaml:1: twin.netgent.yaml and twin.netgent.yml would share the "
+            "cached states in __netgent__/twin/: rename one of the two files",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["*twin.netgent.yml:1: twin.netgent.yml and twin.netgent.yaml would share*"]
+    )
+
+
+def test_parameter_values_of_one_id_make_items_of_their_own(project: Project) -> None:
+    project.workflow(
+        "dup",
+        """
+        name: dup
+        start_url: "{base_url}/wiki/article/quic"
+        parametrize:
+          topic: [QUIC, QUIC, a b, a_b]
+        states:
+          - name: Article
+            triggers: [An article heading is shown]
+            end: Read
+        """,
+    )
+    project.states(
+        project.path / "dup.netgent.yaml",
+        "dup",
+        {
+            "Article": (
+                [{"type": "element", "params": {"by": "css selector", "selector": "h1"}}],
+                [],
+            )
+        },
+    )
+    result = project.run_subprocess("-n", "2", "-v")
+    result.assert_outcomes(passed=4)
+    for name in ("dup[QUIC0]", "dup[QUIC1]", "dup[a_b0]", "dup[a_b1]"):
+        assert f"PASSED dup.netgent.yaml::{name}" in result.stdout.str()
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+def good(project: Project) -> None:
+    """A workflow that passes (its start state holds on the blank page), to show that
+    the session goes on beside a bad file."""
+    path = project.workflow("good", "name: good\nstates:\n  - {name: Start, end: done}\n")
+    project.raw_states(
+        path,
+        "good",
+        [
+            {
+                "name": "Start",
+                "checks": [{"type": "url", "params": {"url": "chrome://new-tab-page/"}}],
+                "actions": [],
+                "end_state": "done",
+            }
+        ],
+    )
+
+
+BOMB = (
+    'a: &a ["x","x","x","x","x","x","x","x","x"]\n'
+    + "".join(
+        f"{n}: &{n} [{','.join(['*' + p] * 9)}]\n"
+        for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    + "name: bomb\nstates: [{name: A, end: done}]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (BOMB, "bad.netgent.yaml:1: the document expands to more than 50000 values*"),
+        (
+            "name: x\nstates: " + "[" * 50000 + "]" * 50000 + "\n",
+            "*bad.netgent.yaml:2: lists and maps nest deeper than 64 levels here",
+        ),
+        (
+            "name: x\nstart_url: !custom x\nstates: [{name: A, end: done}]\n",
+            "*bad.netgent.yaml:2: the tag '!custom' is not plain YAML data; workflow files "
+            "hold only text, numbers, lists and maps: remove the tag",
+        ),
+        (
+            "name: x\nstart_url: !!python/name:os.system x\nstates: [{name: A, end: done}]\n",
+            "*bad.netgent.yaml:2: the tag 'tag:yaml.org,2002:python/name:os.system' is not*",
+        ),
+    ],
+    ids=["alias-bomb", "deep-nesting", "local-tag", "python-tag"],
+)
+def test_hostile_yaml_fails_its_own_file_only(project: Project, text: str, message: str) -> None:
+    (project.path / "bad.netgent.yaml").write_text(text)
+    good(project)
+    result = project.run()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([message])
+
+
+def test_yaml_merge_keys_simply_work(project: Project) -> None:
+    project.workflow(
+        "merged",
+        """
+        x-login: &login
+          triggers: [The login form is visible]
+          end: Login
+        name: merged
+        start_url: "{base_url}/wiki/login"
+        states:
+          - <<: *login
+            name: Login form
+        """,
+    )
+    project.states(
+        project.path / "merged.netgent.yaml",
+        "merged",
+        {
+            "Login form": (
+                [{"type": "element", "params": {"by": "id", "selector": "login-form"}}],
+                [],
+            )
+        },
+    )
+    project.run().assert_outcomes(passed=1)
+
+
+# --------------------------------------------------------------------------- no code runs
+
+
+@pytest.mark.parametrize(
+    ("mark", "message"),
+    [
+        (
+            "{skipif: [\"__import__('pathlib').Path('ran').touch() or False\"]}",
+            "*mark 'skipif' has a string condition, which pytest would run as Python: "
+            "workflow files hold data, not code*",
+        ),
+        (
+            "{xfail: {condition: \"__import__('pathlib').Path('ran').touch()\", reason: r}}",
+            "*mark 'xfail' has a string condition, which pytest would run as Python*",
+        ),
+        (
+            "{usefixtures: [tmp_path]}",
+            "*mark 'usefixtures' does not apply to workflow items: request the fixture from "
+            "an autouse fixture in a conftest.py",
+        ),
+        (
+            "{parametrize: [x, [1, 2]]}",
+            "*mark 'parametrize' does not apply to workflow items: use the workflow's own "
+            "'parametrize' key",
+        ),
+    ],
+)
+def test_marks_never_run_code_nor_vanish(project: Project, mark: str, message: str) -> None:
+    project.workflow("marked", f"name: marked\nmarks: [{mark}]\nstates:\n  - {{name: A, end: d}}\n")
+    good(project)
+    result = project.run("-p", "no:randomly")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([message])
+    assert not (project.path / "ran").exists()
+
+
+def test_the_heal_command_is_quoted_for_the_shell(project: Project) -> None:
+    name = "x'$(touch pwned)'"
+    project.workflow(
+        "quoted",
+        f"""
+        name: "{name}"
+        start_url: "{{base_url}}/wiki/"
+        states:
+          - name: Gone
+            triggers: [The login form is visible]
+            end: never
+        """,
+    )
+    project.states(
+        project.path / "quoted.netgent.yaml",
+        name,
+        {"Gone": ([{"type": "element", "params": {"by": "id", "selector": "nope"}}], [])},
+    )
+    result = project.run("-o", "netgent_state_timeout=1")
+    result.assert_outcomes(failed=1)
+    line = next(x for x in result.outlines if "heal with:" in x)
+    command = line.split("heal with:", 1)[1].strip()
+    assert shlex.split(command) == ["pytest", "--netgent-record", f"quoted.netgent.yaml::{name}"]
+
+
+def test_a_very_long_workflow_name_records_and_replays(project: Project) -> None:
+    name = "long-" + "x" * 300
+    project.workflow(
+        "long",
+        f"""
+        name: {name}
+        start_url: "{{base_url}}/wiki/login"
+        states:
+          - name: Login form
+            triggers: [The login form is visible]
+            end: Login
+        """,
+    )
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    (cache,) = (project.path / "__netgent__" / "long").iterdir()
+    assert len(cache.name.encode()) <= 205 and cache.name.startswith("long-xxx")
+    project.run().assert_outcomes(passed=1)
+
+
+def test_a_symlinked_cache_folder_is_not_followed(project: Project, tmp_path: Path) -> None:
+    project.workflow(
+        "browse",
+        """
+        name: browse
+        start_url: "{base_url}/wiki/login"
+        states:
+          - name: Login form
+            triggers: [The login form is visible]
+            end: Login
+        """,
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project.path / "__netgent__").mkdir()
+    (project.path / "__netgent__" / "browse").symlink_to(elsewhere)
+    result = project.run("--netgent-record=all")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*browse is a symbolic link; the cache is written only inside*"])
+    assert list(elsewhere.iterdir()) == []
