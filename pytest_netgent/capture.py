@@ -32,7 +32,7 @@ import signal
 import struct
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -321,6 +321,8 @@ class _Window:
     folder: Path
     start: float
     end: float | None = None
+    redact: Callable[[str], str] | None = None
+    """Takes the item's secrets out of its share of the netlog (URLs, form bodies)."""
 
 
 @dataclass
@@ -441,7 +443,8 @@ def split_netlog(path: Path, windows: list[_Window], open_files: int = 32) -> No
                 if len(handles) >= open_files:
                     handles.pop(next(iter(handles))).close()
                 handles[i] = targets[i].open("a", encoding="utf-8")
-            handles[i].write(("" if empty[i] else ",\n") + text)
+            redact = order[i].redact
+            handles[i].write(("" if empty[i] else ",\n") + (redact(text) if redact else text))
             empty[i] = False
         for out in handles.values():
             out.close()
@@ -567,10 +570,12 @@ class ItemCapture:
         secrets: Mapping[str, str],
     ) -> None:
         """Write the timeline, the HAR, the video samples and ``item.json``."""
-        from .engine import Redactor
         from .har import build_har
+        from .secrets import Redactor
 
-        redact = Redactor(secrets, encoded=True)
+        redact = Redactor(secrets)
+        if self.window is not None:
+            self.window.redact = redact  # the netlog is split when the browser closes
         if "har" in self.settings.modes:
             har = build_har(events, title=self.nodeid, redact=redact)
             _write_json(self.folder / FILES["har"], har)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import json
 import re
 import time
 from collections.abc import Mapping
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import urlsplit
 
 from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
@@ -42,6 +41,7 @@ from .errors import (
     ReplayError,
     StateOutcome,
 )
+from .secrets import Redactor
 from .spec import PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -164,25 +164,6 @@ def substitute(value: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(value, list):
         return [substitute(v, values) for v in value]
     return value
-
-
-class Redactor:
-    """Replaces every secret value by its ``{name}`` in text bound for reports and logs."""
-
-    def __init__(self, secrets: Mapping[str, str], *, encoded: bool = False) -> None:
-        found = [(v, k) for k, v in secrets.items() if v]
-        if encoded:  # as a form, a URL or a JSON string would carry it (captures)
-            for value, name in list(found):
-                for variant in (quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]):
-                    found.append((variant, name))
-        pairs = sorted(set(found), key=lambda p: -len(p[0]))
-        self._pattern = re.compile("|".join(re.escape(v) for v, _ in pairs)) if pairs else None
-        self._names = dict(pairs)
-
-    def __call__(self, text: str) -> str:
-        if self._pattern is None or not text:
-            return text
-        return self._pattern.sub(lambda m: "{" + self._names[m.group(0)] + "}", text)
 
 
 def host_allowed(url: str, allowed: list[str] | None) -> bool:

@@ -10,6 +10,7 @@ cache is written only after the workflow reached its end state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -298,7 +299,7 @@ class Recorder:
             if state is None and previous is not None:
                 state = previous.state(spec.name)
             if state is not None:
-                states.append(state)
+                states.append(_scrubbed(state, self.ctx.redact))
         usage = self.synth.usage
         return Automaton(
             workflow=self.workflow.name,
@@ -310,6 +311,14 @@ class Recorder:
                 at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             ),
         )
+
+
+def _scrubbed(state: State, redact: Callable[[str], str]) -> State:
+    """``state`` with every secret value in its checks and actions (a URL check the
+    page's address gave, in any encoding) written back as its ``{name}``."""
+    text = state.model_dump_json()
+    clean = redact(text)
+    return state if clean == text else State.model_validate_json(clean)
 
 
 def save(

@@ -20,10 +20,10 @@ from . import store
 from .automaton import Automaton, State
 from .browser.session import BrowserOptions, reset_browser, start_browser
 from .capture import CLEAR_NETWORK_STATE, CapturedBrowser
-from .engine import Engine, Redactor, RunResult, RunSettings
+from .engine import Engine, RunResult, RunSettings
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
-from .secrets import resolve_secrets
+from .secrets import Redactor, SecretLogFilter, resolve_secrets
 from .settings import Settings
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from .synthesis import Context, Synthesiser
@@ -60,6 +60,8 @@ class BrowserPool:
         self._driver: WebDriver | None = None
         self.capture: CapturedBrowser | None = None
         """With ``--netgent-capture``: starts the browser with the capture flags."""
+        self.log_filter = SecretLogFilter()
+        """Keeps the secrets this browser was given out of the libraries' logs."""
 
     @property
     def driver(self) -> WebDriver:
@@ -93,6 +95,7 @@ class BrowserPool:
 
     def close(self) -> None:
         """Stop the browser, if one runs."""
+        self.log_filter.remove()
         if self._driver is not None:
             driver, self._driver = self._driver, None
             with contextlib.suppress(Exception):  # already dead: nothing to stop
@@ -196,6 +199,7 @@ class NetgentBrowser:
             replay = list(states)
         secrets = resolve_secrets(loaded)
         self.secrets.update(secrets)
+        self._pool.log_filter.add(secrets)
         values: dict[str, Any] = {**spec.vars, **(params or {})}
         url = self.base_url if base_url is None else base_url
         if url:

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from .automaton import State, parse_automaton
 from .browser.session import BrowserOptions
-from .engine import Engine, Redactor, RunResult, RunSettings, TimelineEvent
+from .engine import Engine, RunResult, RunSettings, TimelineEvent
 from .errors import NetgentError
 from .messages import ExecutedState, Message, StatePrompt
 from .recorder import Recorder
 from .runner import BrowserPool
+from .secrets import Redactor
 from .spec import Workflow
 from .synthesis import Context, Synthesiser, Usage
 from .synthesis.builtin import BuiltinSynthesiser
@@ -179,6 +180,7 @@ class NetGent:
             recorder = Recorder(
                 workflow, self.synthesiser(), ctx, {s.name for s in repository.states}
             )
+        self._pool.log_filter.add(self.credentials)
         engine = Engine(
             self.driver,
             "netgent",

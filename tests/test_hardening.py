@@ -344,3 +344,77 @@ def test_a_symlinked_cache_folder_is_not_followed(project: Project, tmp_path: Pa
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*browse is a symbolic link; the cache is written only inside*"])
     assert list(elsewhere.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- secrets
+
+SECRET = "s3cr~t wörd+x/y&z"
+
+
+def encodings(value: str) -> list[str]:
+    """Every form the value could take in a file: as typed, URL and form encoded (both
+    hex cases, ``~`` either way), JSON-escaped."""
+    from urllib.parse import quote, quote_plus
+
+    forms = {value, json.dumps(value)[1:-1]}
+    for encoded in (quote(value, safe=""), quote_plus(value), quote(value)):
+        for form in (encoded, encoded.replace("~", "%7E")):
+            forms |= {form, form.lower()}
+    return sorted(f for f in forms if f)
+
+
+SECRET_SEARCH = """
+name: secret-search
+start_url: "{base_url}/wiki/"
+secrets: {query: NETGENT_TEST_SECRET}
+states:
+  - name: Results
+    triggers: [The URL contains /wiki/search?]
+    end: Searched
+  - name: Home
+    triggers: [The search box is visible]
+    actions:
+      - Type {query} into the search box
+      - Press Enter
+"""
+
+
+def test_a_secret_in_a_get_form_reaches_no_file_log_or_report(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NETGENT_TEST_SECRET", SECRET)
+    path = project.workflow("secret", SECRET_SEARCH)
+    project.states(
+        path,
+        "secret-search",
+        {
+            "Home": (
+                [{"type": "element", "params": {"by": "id", "selector": "search-input"}}],
+                [
+                    {"type": "type", "params": {"by": "id", "selector": "search-input",
+                                                "text": "{query}"}},
+                    {"type": "press_key", "params": {"key": "Enter"}},
+                ],
+            ),
+            "Results": (
+                [{"type": "url", "params": {"url": "{base_url}/wiki/search?", "match": "prefix"}}],
+                [],
+            ),
+        },
+    )  # fmt: skip
+    artifacts = project.path / "out"
+    result = project.run_subprocess(
+        "--netgent-capture=har,netlog", f"--netgent-artifacts={artifacts}",
+        "--log-level=DEBUG", "-rA", "--junitxml=junit.xml", "-v",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    texts = {"stdout": result.stdout.str(), "junit": (project.path / "junit.xml").read_text()}
+    for file in artifacts.rglob("*"):
+        if file.is_file():
+            texts[str(file)] = file.read_text(errors="replace")
+    assert any("selenium" in t for t in texts.values())  # the debug log did run
+    har = next(t for name, t in texts.items() if name.endswith("capture.har"))
+    assert "q={query}" in har  # the URL is there, the value is not
+    for where, text in texts.items():
+        for form in encodings(SECRET):
+            assert form not in text, (where, form)
