@@ -574,15 +574,30 @@ class Engine:
                 for j, check in enumerate(state.checks)
             ]
             candidates.append(StateOutcome(state.name, checks))
+        cause = "UI drift"
+        page = tick.href or self._current_url()
+        if tick.net_error:
+            page = self._current_url()  # the address it tried, not chrome-error://
+            cause = "network error"
+            reason = (
+                f"the page did not load: {tick.net_error} at {page} (the site is down or "
+                f"unreachable; no re-recording heals this); {reason}"
+            )
+        elif tick.status >= 500:
+            cause = "server error"
+            reason = (
+                f"the server answered {tick.status} for {page} (a fault of the site, not "
+                f"of the workflow); {reason}"
+            )
         context = DriftContext(
             step=self.result.steps,
             last_state=self._last_state,
-            url=self.redact(tick.href or self._current_url()),
+            url=self.redact(page),
             title=self.redact(tick.title),
             candidates=candidates,
             screenshot=self._screenshot(),
         )
-        return ReplayError(self.redact(reason), context, workflow=self.workflow)
+        return ReplayError(self.redact(reason), context, workflow=self.workflow, cause=cause)
 
     def _screenshot(self) -> str:
         folder = self.settings.screenshot_dir

@@ -129,7 +129,11 @@ class ReplayError(NetgentError):
         workflow: str = "",
         location: str = "",
         heal: str = "",
+        cause: str = "UI drift",
     ) -> None:
+        self.cause = cause
+        """What happened: ``UI drift``, or a fault of the site or the network that no
+        re-recording heals (``network error``, ``server error``)."""
         self.reason = reason
         self.context = context
         self.workflow = workflow
@@ -139,7 +143,7 @@ class ReplayError(NetgentError):
 
     def report(self) -> str:
         lines = []
-        head = f"UI drift in workflow '{self.workflow}'" if self.workflow else "UI drift"
+        head = f"{self.cause} in workflow '{self.workflow}'" if self.workflow else self.cause
         if self.location:
             head += f" ({self.location})"
         lines.append(head)
@@ -162,7 +166,7 @@ class ReplayError(NetgentError):
                         lines.append(f"      [{flag}] {check.description}{err}")
             if ctx.screenshot:
                 lines.append(f"  screenshot: {ctx.screenshot}")
-        if self.heal:
+        if self.heal and self.cause == "UI drift":
             lines.append(f"  heal with: {self.heal}")
         return "\n".join(lines)
 

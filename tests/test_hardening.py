@@ -418,3 +418,80 @@ def test_a_secret_in_a_get_form_reaches_no_file_log_or_report(
     for where, text in texts.items():
         for form in encodings(SECRET):
             assert form not in text, (where, form)
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def unused_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def one_state(url: str) -> str:
+    return f"""
+name: faulty
+start_url: "{url}"
+states:
+  - name: Page
+    triggers: [The login form is visible]
+    end: Seen
+"""
+
+
+def cache_one_state(project: Project, path: Path) -> None:
+    project.states(
+        path,
+        "faulty",
+        {"Page": ([{"type": "element", "params": {"by": "id", "selector": "login-form"}}], [])},
+    )
+
+
+def test_a_server_that_is_down_is_a_network_error_not_ui_drift(project: Project) -> None:
+    url = f"http://127.0.0.1:{unused_port()}/"
+    cache_one_state(project, project.workflow("faulty", one_state(url)))
+    result = project.run("-o", "netgent_state_timeout=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "network error in workflow 'faulty' (faulty.netgent.yaml:*)",
+            f"  reason: the page did not load: ERR_CONNECTION_REFUSED at {url} (the site is "
+            "down or unreachable; no re-recording heals this); *",
+        ]
+    )
+    assert "heal with" not in result.stdout.str()
+
+
+def test_a_server_error_status_is_named(project: Project) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Down(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(503)
+            self.end_headers()
+            self.wfile.write(b"<h1>maintenance</h1>")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Down)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        cache_one_state(project, project.workflow("faulty", one_state(url)))
+        result = project.run("-o", "netgent_state_timeout=1")
+    finally:
+        server.shutdown()
+        server.server_close()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "server error in workflow 'faulty' (faulty.netgent.yaml:*)",
+            f"  reason: the server answered 503 for {url} (a fault of the site, not of the "
+            "workflow); no state matched the page within 1s*",
+        ]
+    )

@@ -168,8 +168,20 @@ function evaluate() {
     const excluded = ex && ex.state === i && ex.doc === doc && ex.href === href;
     if (all && !excluded) matched.push(i);
   }
+  // What went wrong with the page itself, told apart from a page that looks different:
+  // Chromium's own error page (the server is down, the name does not resolve), or a
+  // document the server answered with an error status.
+  let netError = "";
+  let status = 0;
+  if (href.startsWith("chrome-error://")) {
+    const code = document.querySelector(".error-code");
+    netError = (code && code.textContent.trim()) || "the page could not be loaded";
+  } else {
+    const nav = performance.getEntriesByType && performance.getEntriesByType("navigation")[0];
+    status = (nav && nav.responseStatus) || 0;
+  }
   return {doc, href, title: document.title, results, matched,
-          ready: document.readyState};
+          ready: document.readyState, net_error: netError, status};
 }
 
 const started = performance.now();

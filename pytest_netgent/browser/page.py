@@ -31,6 +31,10 @@ class Tick:
     error: str = ""
     qoe: list[dict[str, Any]] = field(default_factory=list)
     """Video quality samples the page had waiting (see :mod:`.video`)."""
+    net_error: str = ""
+    """Chromium's error code when it shows its own error page (``ERR_CONNECTION_REFUSED``)."""
+    status: int = 0
+    """The HTTP status the server answered the page's document with (0: unknown)."""
 
     @property
     def ok(self) -> bool:
@@ -79,6 +83,8 @@ def evaluate(
         ],
         matched=[int(i) for i in raw["matched"]],
         qoe=list(raw.get("qoe") or []),
+        net_error=str(raw.get("net_error") or ""),
+        status=int(raw.get("status") or 0),
     )
 
 
