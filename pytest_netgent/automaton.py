@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -80,6 +81,23 @@ def _close(name: str, allowed: Iterable[str]) -> str:
     return f"; did you mean {match[0]!r}?" if match else ""
 
 
+_NUMBERS = {"seconds", "interval", "pixels", "amount", "times", "x", "y", "percentage", "timeout"}
+"""Parameters that are numbers wherever they appear."""
+
+
+def _number_or_placeholder(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if re.fullmatch(r"\{\w+\}|%\w+%", text):
+        return True  # filled at run time
+    try:
+        number = float(text)
+    except ValueError:
+        return False
+    return number == number and abs(number) != float("inf")
+
+
 def _validate(kind: str, type_: str, params: dict[str, Any], table: Any) -> None:
     """Unknown types and parameters, missing ones and bad ``by`` values, with the names
     that are allowed."""
@@ -99,6 +117,13 @@ def _validate(kind: str, type_: str, params: dict[str, Any], table: Any) -> None
     missing = [p for p in required if p not in params]
     if missing:
         raise ValueError(f"{type_} {kind} needs params {missing}")
+    for name in _NUMBERS.intersection(params):
+        value = params[name]
+        finite = isinstance(value, (int, float)) and value == value and abs(value) != float("inf")
+        if isinstance(value, bool) or not (finite or _number_or_placeholder(value)):
+            raise ValueError(
+                f"{type_} {kind}: {name} must be a number (or a {{placeholder}}), got {value!r}"
+            )
     by = params.get("by")
     if by is not None and by not in BY_VALUES:
         raise ValueError(f"{type_} {kind}: unknown 'by' {by!r}; use one of {', '.join(BY_VALUES)}")

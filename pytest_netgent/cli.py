@@ -430,6 +430,11 @@ def _output_dir(output: str | None) -> Path:
     folder = Path(output).parent
     if not folder.is_dir():
         raise BadInput(f"-o {output}: folder {folder} does not exist")
+    target = Path(output)
+    if target.is_dir():
+        raise BadInput(f"-o {output} is a folder: give a file name, e.g. -o {output}/result.json")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise BadInput(f"-o {output}: cannot write there; choose a writable place")
     return folder
 
 
@@ -748,6 +753,22 @@ def _action_words(action: Any) -> str:
     return words.get(action.type, describe)()
 
 
+def _unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """Name an unknown flag before argparse reports something else missing."""
+    import difflib
+
+    known = {flag for action in parser._actions for flag in action.option_strings}
+    for arg in argv:
+        if arg == "--":
+            return
+        flag = arg.split("=", 1)[0]
+        number = flag[1:].replace(".", "").isdigit()  # a negative number is a value
+        if flag.startswith("-") and len(flag) > 1 and not number and flag not in known:
+            close = difflib.get_close_matches(flag, sorted(known), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise BadInput(f"unknown option {flag}{hint} (netgent --help lists them)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``netgent``; returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -756,7 +777,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args_list[:1] == ["convert"]:
             return convert(args_list[1:])
-        args = _parser().parse_args(args_list)
+        parser = _parser()
+        _unknown_flags(parser, args_list)
+        args = parser.parse_args(args_list)
+        if args.user_data_dir and not Path(args.user_data_dir).is_dir():
+            raise BadInput(
+                f"--user-data-dir {args.user_data_dir}: no such folder; make a profile with "
+                "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
+            )
         return execute(args) if args.execute else generate(args)
     except SystemExit as exc:  # argparse: --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else BAD_INPUT

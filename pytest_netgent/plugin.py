@@ -48,7 +48,7 @@ def _positive_float(option: str) -> Callable[[str], float]:
             value = float(text)
         except ValueError:
             value = -1.0
-        if value <= 0:
+        if not 0 < value < float("inf"):  # nan, inf and 1e309 too
             raise pytest.UsageError(
                 f"{option} expects a number of seconds greater than 0, got {text!r}: "
                 f"e.g. {option}=10"
@@ -60,10 +60,25 @@ def _positive_float(option: str) -> Callable[[str], float]:
 
 def _url(option: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
-        if text and not text.startswith(("http://", "https://")):
+        if not text:
+            return text
+        problem = ""
+        try:
+            parts = urlsplit(text)
+            port = parts.port  # raises on a port that is not a number from 0 to 65535
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            if parts.scheme not in ("http", "https"):
+                problem = "not an http:// or https:// URL"
+            elif not parts.hostname:
+                problem = "no host"
+            elif port == 0:
+                problem = "port 0"
+        if problem:
             raise pytest.UsageError(
-                f"{option} expects an http:// or https:// URL, got {text!r}: "
-                f"e.g. {option}=http://127.0.0.1:8000"
+                f"{option} expects an http:// or https:// URL with a host, got {text!r} "
+                f"({problem}): e.g. {option}=http://127.0.0.1:8000"
             )
         return text
 
@@ -270,6 +285,11 @@ def pytest_configure(config: pytest.Config) -> None:
     artifacts = Path(_setting(config, "netgent_artifacts"))
     if not artifacts.is_absolute():
         artifacts = config.rootpath / artifacts
+    if artifacts.exists() and not artifacts.is_dir():
+        raise pytest.UsageError(
+            f"--netgent-artifacts {artifacts} is a file, not a folder: point it at a folder "
+            "(it is created if missing)"
+        )
     remote = _url("ini netgent_remote")(_setting(config, "netgent_remote"))
     retries = _count("ini netgent_remote_retries")(_setting(config, "netgent_remote_retries"))
     profile: Path | None = None
@@ -325,9 +345,14 @@ def _check_extras(config: pytest.Config) -> None:
     if config.getoption("netgent_uc") and not installed("seleniumbase"):
         raise pytest.UsageError(UC_MISSING)
     llm = config.getoption("netgent_llm")
+    spec = str(llm if llm else config.getini("netgent_llm"))
+    option = "--netgent-llm" if llm else "ini netgent_llm"
     try:
-        check_model_spec(str(llm if llm else config.getini("netgent_llm")),
-                   "--netgent-llm" if llm else "ini netgent_llm")  # fmt: skip
+        check_model_spec(spec, option)
+        if config.getoption("netgent_record") and spec.strip() not in ("", "builtin"):
+            from .synthesis.models import load_model
+
+            load_model(spec, option)  # a model that cannot load stops the session now
     except ModelSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
 

@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -495,3 +496,132 @@ def test_a_server_error_status_is_named(project: Project) -> None:
             "workflow); no state matched the page within 1s*",
         ]
     )
+
+
+# --------------------------------------------------------------------------- options
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--netgent-state-timeout", "nan"], "*--netgent-state-timeout expects a number of "
+         "seconds greater than 0, got 'nan'*"),
+        (["--netgent-state-timeout", "1e309"], "*got '1e309'*"),
+        (["-o", "netgent_state_timeout=inf"], "*ini netgent_state_timeout expects a number*"),
+        (["--netgent-base-url", "http://[::1"], "*--netgent-base-url expects an http:// or "
+         "https:// URL with a host, got 'http://[::1' (Invalid IPv6 URL)*"),
+        (["--netgent-base-url", "http://"], "*got 'http://' (no host)*"),
+        (["--netgent-base-url", "http://127.0.0.1:99999"], "*got 'http://127.0.0.1:99999' (Port "
+         "out of range 0-65535)*"),
+        (["--netgent-artifacts", "a-file"], "*--netgent-artifacts * is a file, not a folder*"),
+        (["--netgent-record", "--netgent-llm", "nosuchmodule:chat"], "*--netgent-llm "
+         "'nosuchmodule:chat': no module 'nosuchmodule', and 'provider:model' names need the "
+         "langchain package*"),
+    ],
+)  # fmt: skip
+def test_options_are_checked_once_up_front(project: Project, args: list[str], message: str) -> None:
+    (project.path / "a-file").write_text("")
+    good(project)
+    result = project.run(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert len(result.stderr.lines) <= 3  # one usage error, no traceback
+
+
+def test_an_invalid_cached_parameter_names_file_state_and_action(project: Project) -> None:
+    path = project.workflow("waits", "name: waits\nstates:\n  - {name: Start, end: done}\n")
+    project.raw_states(
+        path,
+        "waits",
+        [{"name": "Start", "checks": [], "actions": [{"type": "wait",
+          "params": {"seconds": "forever"}}], "end_state": "done"}],
+    )  # fmt: skip
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "__netgent__/waits/waits.json: invalid cached states: state 'Start': action 1 "
+            "(wait): wait action: seconds must be a number (or a {placeholder}), got 'forever'"
+        ]
+    )
+
+
+def test_a_read_only_cache_folder_is_a_cache_error(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.workflow(
+        "ro",
+        """
+        name: ro
+        start_url: "{base_url}/wiki/login"
+        states:
+          - name: Login form
+            triggers: [The login form is visible]
+            end: Login
+        """,
+    )
+    real_open = os.open
+
+    def refusing(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        # what a read-only folder answers (root would write anyway, so it is simulated)
+        if "__netgent__" in str(path) and flags & os.O_CREAT:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing)
+    result = project.run("--netgent-record")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*__netgent__/ro/ro.json: cannot write the cached states: Permission denied",
+         "  fix: make * writable (or point the suite elsewhere), then record again"]
+    )  # fmt: skip
+    assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bogus"], "netgent: error: unknown option --bogus (netgent --help lists them)"),
+        (["-e", "s.json", "--state-timout", "3"], "netgent: error: unknown option "
+         "--state-timout; did you mean --state-timeout?*"),
+        (["-e", "s.json", "--state-timeout", "-5"], "*--state-timeout: '-5': give a number of "
+         "seconds above 0"),
+        (["-e", "s.json", "--user-data-dir", "nowhere"], "netgent: error: --user-data-dir "
+         "nowhere: no such folder*"),
+        (["-e", "s.json", "-o", "ro/result.json"], "netgent: error: -o ro/result.json: cannot "
+         "write there; choose a writable place"),
+    ],
+)  # fmt: skip
+def test_the_netgent_command_checks_its_arguments_before_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    args: list[str], message: str,
+) -> None:  # fmt: skip
+    from fnmatch import fnmatch
+
+    from pytest_netgent.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.json").write_text('[{"name": "A", "checks": [], "end_state": "x"}]')
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o500)
+    monkeypatch.setattr(os, "access", lambda path, mode: "ro" not in str(path))
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert any(fnmatch(line, message) for line in err), err
+
+
+@pytest.mark.parametrize("path", ["/wiki/login", "/social/login"])
+def test_the_local_logins_take_any_password(base_url: str, path: str) -> None:
+    """The local apps are as robust as what they imitate: a non-ASCII password (or bytes
+    that are not UTF-8) is a wrong password, not a server error."""
+    import urllib.error
+    import urllib.request
+
+    for body in (b"username=researcher&password=p%C3%A4ss%E2%82%AC", b"password=\xff"):
+        request = urllib.request.Request(f"{base_url}{path}", data=body, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                status = answer.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+        assert status in (200, 303, 401), (path, body, status)

@@ -39,7 +39,7 @@ def test_drift_fails_with_report(project: Project, changed_url: str) -> None:
             "    Results: no match",
             "    Article: no match",
             "  screenshot: *failure-step0.png",
-            "  heal with: pytest --netgent-record 'search.netgent.yaml::search'",
+            "  heal with: pytest --netgent-record search.netgent.yaml::search",
         ]
     )
     shots = list((project.path / "netgent-artifacts").rglob("failure-step0.png"))
@@ -75,7 +75,7 @@ def test_missing_states_ask_to_record(project: Project) -> None:
     result.stdout.fnmatch_lines(
         [
             "__netgent__/search/search.json: no cached states for this workflow",
-            "  fix: run pytest --netgent-record 'search.netgent.yaml::search' to synthesise "
+            "  fix: run pytest --netgent-record search.netgent.yaml::search to synthesise "
             "the missing and stale states",
         ]
     )
