@@ -320,7 +320,11 @@ class Engine:
             dead = True
             self._fail(exc, self.redact(str(exc)))
         except NetgentError as exc:
-            error = exc if isinstance(exc, ReplayError) else self._drift(str(exc), fresh=True)
+            error = (
+                exc
+                if isinstance(exc, ReplayError)
+                else self._drift(str(exc), fresh=True, cause=getattr(exc, "cause", "UI drift"))
+            )
             self._fail(error, error.reason)
         except Exception as exc:
             if not browser_gone(exc):
@@ -387,8 +391,8 @@ class Engine:
                         "(the UI may have changed; see the failing checks below)"
                     )
                 page = (self._last_tick.doc, self._last_tick.href)
+                self._count_step()
                 index = self.healer.no_match(self)
-                self.result.steps += 1
                 if self.states[index].end_state:
                     self._finish(self.states[index])
                     return
@@ -421,7 +425,7 @@ class Engine:
             page = (tick.doc, tick.href)
             chosen = self.healer.preempt(self, index) if self.healer is not None else None
             if chosen is not None:
-                self.result.steps += 1
+                self._count_step()
                 if self.states[chosen].end_state:
                     self._finish(self.states[chosen])
                     return
@@ -462,6 +466,16 @@ class Engine:
                 time.sleep(s.transition_period)
             last_fired, last_page = index, page
             state_deadline = time.monotonic() + self._wait_for_state()
+
+    def _count_step(self) -> None:
+        """A state synthesised in record mode is a step like any other."""
+        self.result.steps += 1
+        if self.result.steps > self.settings.max_steps:
+            raise self._drift(
+                f"max_steps ({self.settings.max_steps}) reached without an end state while "
+                "recording: the synthesised states may be looping",
+                cause="synthesis failure",
+            )
 
     def _finish(self, state: State, reason: str = "") -> None:
         self.result.passed = True
@@ -555,7 +569,7 @@ class Engine:
 
     # ------------------------------------------------------------------ reporting
 
-    def _drift(self, reason: str, *, fresh: bool = False) -> ReplayError:
+    def _drift(self, reason: str, *, fresh: bool = False, cause: str = "UI drift") -> ReplayError:
         """A :class:`ReplayError` with the candidate states' checks and a screenshot.
 
         ``fresh`` re-evaluates the page (one more round trip, only on failure) because the
@@ -574,9 +588,10 @@ class Engine:
                 for j, check in enumerate(state.checks)
             ]
             candidates.append(StateOutcome(state.name, checks))
-        cause = "UI drift"
         page = tick.href or self._current_url()
-        if tick.net_error:
+        if cause != "UI drift":
+            pass  # the run's own fault (the model, synthesis): the page is not to blame
+        elif tick.net_error:
             page = self._current_url()  # the address it tried, not chrome-error://
             cause = "network error"
             reason = (

@@ -79,6 +79,13 @@ class NavigationError(NetgentError):
     """The browser left the workflow's ``allowed_hosts``."""
 
 
+class ModelError(NetgentError):
+    """The chat model failed (an exception, a rate limit, a time-out) or the item's LLM
+    budget is spent: its own cause, never a browser crash or UI drift."""
+
+    cause = "model error"
+
+
 @dataclass
 class CheckOutcome:
     """One check of one candidate state, as evaluated on the last tick."""

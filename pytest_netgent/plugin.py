@@ -137,6 +137,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "langchain-core chat model or factory), or provider:model with langchain installed.",
     )
     group.addoption(
+        "--netgent-llm-calls",
+        dest="netgent_llm_calls",
+        metavar="N",
+        type=_count("--netgent-llm-calls"),
+        default=None,
+        help="Most model calls one item may make while recording (default: ini "
+        "netgent_llm_calls, else 100); an item that reaches it fails with a model error.",
+    )
+    group.addoption(
+        "--netgent-llm-tokens",
+        dest="netgent_llm_tokens",
+        metavar="N",
+        type=_count("--netgent-llm-tokens"),
+        default=None,
+        help="Most model tokens (in and out) one item may spend while recording (default: "
+        "ini netgent_llm_tokens, else 200000).",
+    )
+    group.addoption(
         "--netgent-base-url",
         dest="netgent_base_url",
         metavar="URL",
@@ -253,6 +271,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("netgent_remote_retries", "New-session retries on a Grid.", default="3")
     parser.addini("netgent_user_data_dir", "Browser profile folder to copy.", default="")
     parser.addini("netgent_llm", "Model for record mode (see --netgent-llm).", default="builtin")
+    parser.addini("netgent_llm_calls", "Most model calls per item.", default="100")
+    parser.addini("netgent_llm_tokens", "Most model tokens per item.", default="200000")
     parser.addini("netgent_base_url", "Value of {base_url} in workflows.", default="")
     parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
     parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
@@ -630,7 +650,10 @@ def netgent_synthesiser(
         return custom
     if netgent_llm is None:
         return BuiltinSynthesiser()
-    return TieredSynthesiser(BuiltinSynthesiser(), LLMSynthesiser(netgent_llm))
+    calls = _count("ini netgent_llm_calls")(str(_setting(pytestconfig, "netgent_llm_calls")))
+    tokens = _count("ini netgent_llm_tokens")(str(_setting(pytestconfig, "netgent_llm_tokens")))
+    llm = LLMSynthesiser(netgent_llm, max_calls=calls, max_tokens=tokens)
+    return TieredSynthesiser(BuiltinSynthesiser(), llm)
 
 
 @pytest.fixture

@@ -76,6 +76,8 @@ class RecordLog:
 class SynthesisFailed(NetgentError):
     """A state could not be synthesised; the cache is left untouched."""
 
+    cause = "synthesis failure"
+
 
 class StatesProposed(NetgentError):
     """``--netgent-record=propose`` healed the workflow into the artifacts folder."""

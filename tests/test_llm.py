@@ -255,13 +255,14 @@ def test_load_model_from_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_provider_model_without_langchain_is_a_usage_error(project: Project) -> None:
     project.workflow("vague", VAGUE)
     result = project.run("--netgent-record", "--netgent-llm=nosuchprovider:some-model")
-    result.stdout.fnmatch_lines(
+    # one usage error before anything runs, not a failure per item
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
         [
             "*--netgent-llm 'nosuchprovider:some-model': no module 'nosuchprovider', and "
             "'provider:model' names need the langchain package: pip install langchain*"
         ]
     )
-    assert result.ret != 0
 
 
 def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_url: str) -> None:
@@ -309,3 +310,61 @@ def test_screenshots_only_for_models_that_accept_images(project: Project) -> Non
     model_project(project, VAGUE_REPLIES)  # no profile: text only
     project.run("--netgent-record").assert_outcomes(passed=1)
     assert json.loads((project.path / "images.json").read_text()) == [False] * 9
+
+
+def test_the_llm_budget_stops_a_model_that_never_reaches_the_end(project: Project) -> None:
+    project.workflow("vague", VAGUE)
+    model_project(project, VAGUE_REPLIES)
+    result = project.run("--netgent-record", "--netgent-llm-calls", "4")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "model error in workflow 'vague' (vague.netgent.yaml:*)",
+            "  reason: the LLM budget of workflow 'vague' is spent (4 calls, 480 tokens; limits "
+            "4 calls, 200000 tokens): the model keeps answering without reaching the end; "
+            "check the state prompts, or raise --netgent-llm-calls / --netgent-llm-tokens",
+        ]
+    )
+    assert "heal with" not in result.stdout.str()
+    assert len(prompts(project)) == 4  # the fifth call was never made
+    assert not (project.path / "__netgent__").exists()
+
+
+FAILING_MODEL = """
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+
+class Failing(GenericFakeChatModel):
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        raise {error}
+
+
+@pytest.fixture(scope="session")
+def netgent_llm():
+    return Failing(messages=iter([]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        ('RuntimeError("429 Too Many Requests: rate limited")', "RuntimeError: 429 Too Many "
+         "Requests: rate limited"),
+        ('TimeoutError("read timed out")', "TimeoutError: read timed out"),
+    ],
+)  # fmt: skip
+def test_a_failing_model_is_its_own_cause(project: Project, error: str, shown: str) -> None:
+    project.workflow("vague", VAGUE)
+    project.pytester.makeconftest(FAILING_MODEL.format(error=error))
+    result = project.run("--netgent-record")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "model error in workflow 'vague' (vague.netgent.yaml:*)",
+            "  reason: the model Failing failed while answering StateChoice for workflow "
+            f"'vague': {shown}",
+        ]
+    )
+    text = result.stdout.str()
+    assert "browser crashed" not in text and "Traceback" not in text

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, ValidationError
 
 from ..automaton import Action, Check
+from ..errors import ModelError
 from ..messages import ActionOutput, Toolcall, format_context
 from ..spec import StateSpec
 from . import Context, Unresolved, Usage
@@ -84,9 +85,15 @@ class LLMSynthesiser:
         *,
         retries: int = 2,
         images: bool | None = None,
+        max_calls: int = 100,
+        max_tokens: int = 200_000,
     ) -> None:
         self.model = model
         self.retries = retries
+        self.max_calls = max_calls
+        """Most model calls this synthesiser makes (one item's budget)."""
+        self.max_tokens = max_tokens
+        """Most tokens (in and out) this synthesiser spends."""
         profile = getattr(model, "profile", None) or {}
         self.vision = bool(profile.get("image_inputs")) if images is None else images
         """Whether page screenshots are sent (default: the model's profile says it
@@ -117,9 +124,10 @@ class LLMSynthesiser:
         structured = self._structured(schema)
         last = ""
         for _attempt in range(self.retries + 1):
+            self._within_budget(ctx)
             self.usage.llm_calls += 1
             if structured is not None:
-                out = structured.invoke(messages)
+                out = self._invoke(structured, messages, schema, ctx)
                 self._count(out.get("raw"))
                 parsed = out.get("parsed")
                 if isinstance(parsed, schema):
@@ -127,7 +135,7 @@ class LLMSynthesiser:
                 last = str(out.get("parsing_error") or out.get("raw"))
                 error = last
             else:
-                reply = self.model.invoke(messages)
+                reply = self._invoke(self.model, messages, schema, ctx)
                 self._count(reply)
                 last = str(reply.content)
                 try:
@@ -146,6 +154,30 @@ class LLMSynthesiser:
             f"the model gave no valid {schema.__name__} in {self.retries + 1} replies; "
             f"last reply: {said[:300]!r}"
         )
+
+    def _within_budget(self, ctx: Context) -> None:
+        tokens = self.usage.input_tokens + self.usage.output_tokens
+        if self.usage.llm_calls >= self.max_calls or tokens >= self.max_tokens:
+            raise ModelError(
+                f"the LLM budget of workflow {ctx.workflow!r} is spent ({self.usage.llm_calls} "
+                f"calls, {tokens} tokens; limits {self.max_calls} calls, {self.max_tokens} "
+                "tokens): the model keeps answering without reaching the end; check the "
+                "state prompts, or raise --netgent-llm-calls / --netgent-llm-tokens"
+            )
+
+    def _invoke(
+        self, runnable: Any, messages: list[Any], schema: type[BaseModel], ctx: Context
+    ) -> Any:
+        """One model call; whatever the model raises becomes a :class:`ModelError` that
+        names the model and what it was asked."""
+        try:
+            return runnable.invoke(messages)
+        except Exception as exc:
+            text = str(exc).strip().splitlines()
+            raise ModelError(
+                f"the model {self.name} failed while answering {schema.__name__} for workflow "
+                f"{ctx.workflow!r}: {type(exc).__name__}: {ctx.redact(text[0]) if text else ''}"
+            ) from None
 
     def _structured(self, schema: type[BaseModel]) -> Any:
         try:
