@@ -316,6 +316,8 @@ class Engine:
         dead = False
         try:
             self._loop()
+            # a browser that died during the last state's actions (a wait) did not pass
+            self.driver.execute_script("return 1")
         except BrowserError as exc:
             dead = True
             self._fail(exc, self.redact(str(exc)))
@@ -331,6 +333,7 @@ class Engine:
                 raise
             dead = True
             gone = BrowserError(self.gone(exc))
+            self.result.passed = False
             self._fail(gone, str(gone))
         finally:
             self.result.duration = time.monotonic() - self._t0

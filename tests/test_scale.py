@@ -209,6 +209,35 @@ def test_a_killed_browser_fails_only_the_running_item(project: Project) -> None:
     assert "UI drift" not in result.stdout.str()
 
 
+def test_a_browser_killed_during_the_last_wait_does_not_pass(project: Project) -> None:
+    victim = project.workflow(
+        "victim",
+        """
+        name: victim
+        start_url: "{base_url}/wiki/"
+        states:
+          - name: Home
+            triggers: [The search box is visible]
+            actions: [Wait 3 seconds]
+            end: watched
+        """,
+    )
+    project.states(
+        victim,
+        "victim",
+        {
+            "Home": (
+                [url_is("{base_url}/wiki/"), element("#search-input")],
+                [{"type": "wait", "params": {"seconds": 3}}],
+            )
+        },
+    )
+    project.pytester.makeconftest(KILL_CONFTEST)
+    result = project.run_subprocess("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the browser crashed or stopped answering at step 1*"])
+
+
 def test_each_worker_copies_the_profile_and_keeps_its_login(
     project: Project, tmp_path: Path, base_url: str
 ) -> None:
