@@ -32,9 +32,6 @@ capture_key: pytest.StashKey[ItemCapture] = pytest.StashKey()
 phases_key: pytest.StashKey[dict[str, str]] = pytest.StashKey()
 """``item.stash[phases_key]``: the outcome of each phase (setup, call, teardown)."""
 
-RECORD_PROPERTY = "netgent_record"
-"""Report property (call): what record mode synthesised, healed and wrote for the item."""
-
 RUN_SECONDS_PROPERTY = "netgent_run_seconds"
 """Report property: seconds the workflow run took, from its start to its end or failure."""
 

@@ -20,7 +20,6 @@ from .capture import CaptureSettings, ItemCapture, folder_name, parse_modes
 from .errors import BrowserError
 from .keys import (
     CAPTURE_PROPERTY,
-    RECORD_PROPERTY,
     RUN_SECONDS_PROPERTY,
     WORKFLOW_SUFFIXES,
     capture_key,
@@ -523,6 +522,8 @@ def pytest_runtest_makereport(
         elapsed = result.timeline[-1].elapsed if result.timeline else 0.0
         report.user_properties.append((RUN_SECONDS_PROPERTY, round(elapsed, 4)))
     if call.when == "call" and result is not None and result.record is not None:
+        from .recorder import RECORD_PROPERTY
+
         # user_properties travel with the report from xdist workers to the controller
         record = result.record
         usage = record.usage

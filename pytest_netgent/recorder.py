@@ -23,7 +23,6 @@ from .automaton import Action, Automaton, Check, State, Synthesis
 from .browser.actions import ActionFailed
 from .engine import Engine
 from .errors import NetgentError
-from .keys import RECORD_PROPERTY
 from .messages import ExecutedState, Message, Toolcall
 from .spec import StateSpec, Workflow
 from .synthesis import Context, Synthesiser, Unresolved, Usage
@@ -31,6 +30,9 @@ from .synthesis.observation import Observation, observe
 
 if TYPE_CHECKING:
     from .engine import RunResult
+
+RECORD_PROPERTY = "netgent_record"
+"""Report property (call): what record mode synthesised, healed and wrote for the item."""
 
 MODES = ("missing", "all", "propose")
 """``--netgent-record`` modes: synthesise what is missing or stale (the default),
