@@ -142,6 +142,12 @@ class Check(BaseModel):
         _validate("check", self.type, self.params, CHECK_PARAMS)
         return self
 
+    @property
+    def presence_only(self) -> bool:
+        """Whether the check asks only for presence (``visible: false``, NetGent's
+        ``check_visibility: false``), not visibility."""
+        return self.params.get("visible") is False or self.params.get("check_visibility") is False
+
     def describe(self) -> str:
         """A one-line description for reports, with placeholders as written."""
         p = self.params
@@ -149,7 +155,7 @@ class Check(BaseModel):
             return f"url {p.get('match', 'exact')} {p['url']!r}"
         if self.type == "element":
             vis = ""
-            if p.get("visible", True) is False or p.get("check_visibility", True) is False:
+            if self.presence_only:
                 vis = " (present, may be hidden)"
             elif p.get("check_visibility") is True:
                 vis = " (visible in the viewport)"

@@ -713,8 +713,8 @@ def _check_words(check: Any) -> str:
             return "The browser shows its start page"
         return f"The URL is {p['url']}"
     if check.type == "element":
-        hidden = p.get("check_visibility") is False or p.get("visible") is False
-        return f"The element {p['by']} '{p['selector']}' is {'present' if hidden else 'visible'}"
+        shown = "present" if check.presence_only else "visible"
+        return f"The element {p['by']} '{p['selector']}' is {shown}"
     if check.type == "text":
         return f"'{p['text']}' is shown"
     if check.type == "title":
