@@ -753,6 +753,27 @@ def _action_words(action: Any) -> str:
     return words.get(action.type, describe)()
 
 
+def _check_profile(folder: str | None) -> None:
+    """NetGent's ``--user-data-dir`` may name a profile still to be made (the browser
+    makes it, and it persists): said aloud, not done silently; a file, or a folder whose
+    parent is missing, is an error."""
+    if not folder:
+        return
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"--user-data-dir {folder} is a file: give a profile folder")
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise BadInput(
+                f"--user-data-dir {folder}: neither it nor its folder {path.parent} exists"
+            )
+        print(
+            f"netgent: --user-data-dir {folder} does not exist: a new profile is made there "
+            "(it keeps logins and cookies for the next runs)",
+            file=sys.stderr,
+        )
+
+
 def _unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     """Name an unknown flag before argparse reports something else missing."""
     import difflib
@@ -780,11 +801,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = _parser()
         _unknown_flags(parser, args_list)
         args = parser.parse_args(args_list)
-        if args.user_data_dir and not Path(args.user_data_dir).is_dir():
-            raise BadInput(
-                f"--user-data-dir {args.user_data_dir}: no such folder; make a profile with "
-                "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
-            )
+        _check_profile(args.user_data_dir)
         return execute(args) if args.execute else generate(args)
     except SystemExit as exc:  # argparse: --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else BAD_INPUT

@@ -12,7 +12,7 @@ import pytest
 
 from . import store
 from .engine import RunResult
-from .errors import NetgentError, WorkflowSpecError
+from .errors import NetgentError, ReplayError, WorkflowSpecError
 from .keys import result_key
 from .spec import BadDocument, LoadedWorkflow, Scalar, load_workflows
 
@@ -229,6 +229,8 @@ class WorkflowItem(pytest.Function):
         self.stash[result_key] = result
         self.add_report_section("call", "netgent timeline", _timeline_text(result))
         self.ihook.pytest_netgent_run_finished(item=self, result=result)
+        if isinstance(result.error, ReplayError) and self.name != result.error.workflow:
+            result.error.workflow = self.name  # the item, with its parameters: wiki[alice]
         if result.error is not None:
             raise result.error
 

@@ -536,6 +536,16 @@ def _explain(
         )
     if kind == "too_short" and loc == ("states",):
         return WorkflowSpecError(path, line, "'states' is empty: list at least one state")
+    if kind == "string_type" and isinstance(got, dict) and len(got) == 1:
+        # "- The row "cities: 1" is shown": YAML read the ': ' as a key and its value
+        key, value = next(iter(got.items()))
+        return WorkflowSpecError(
+            path,
+            line,
+            f"{dotted}{where}: this line holds ': ' (in {f'{key}: {value}'!r}), which YAML "
+            "reads as a key and a value, not text: put the whole line in quotes, e.g. "
+            f"- '{key}: {value}'",
+        )
     msg = err["msg"].removeprefix("Value error, ")
     return WorkflowSpecError(path, line, f"{dotted}{where}: {msg}{got_text}")
 

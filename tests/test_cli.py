@@ -138,6 +138,7 @@ def test_replays_a_netgent_repository_and_inline_credentials(
     assert status == 0, err
     assert "end state reached: Searched" in err
     assert (profile / "Default").is_dir()  # the browser used (and kept) this profile
+    assert f"--user-data-dir {profile} does not exist: a new profile is made there" in err
 
 
 def test_generate_with_a_chat_model_named_in_a_keys_file(

@@ -586,8 +586,10 @@ def test_a_read_only_cache_folder_is_a_cache_error(
          "--state-timout; did you mean --state-timeout?*"),
         (["-e", "s.json", "--state-timeout", "-5"], "*--state-timeout: '-5': give a number of "
          "seconds above 0"),
-        (["-e", "s.json", "--user-data-dir", "nowhere"], "netgent: error: --user-data-dir "
-         "nowhere: no such folder*"),
+        (["-e", "s.json", "--user-data-dir", "no/where"], "netgent: error: --user-data-dir "
+         "no/where: neither it nor its folder no exists"),
+        (["-e", "s.json", "--user-data-dir", "s.json"], "netgent: error: --user-data-dir "
+         "s.json is a file: give a profile folder"),
         (["-e", "s.json", "-o", "ro/result.json"], "netgent: error: -o ro/result.json: cannot "
          "write there; choose a writable place"),
     ],
@@ -625,3 +627,52 @@ def test_the_local_logins_take_any_password(base_url: str, path: str) -> None:
         except urllib.error.HTTPError as exc:
             status = exc.code
         assert status in (200, 303, 401), (path, body, status)
+
+
+def test_an_unquoted_colon_in_a_trigger_says_to_quote_the_line(project: Project) -> None:
+    project.workflow(
+        "colon",
+        """
+        name: colon
+        states:
+          - name: Rows
+            triggers:
+              - The row page "cities: 1" is shown
+            end: done
+        """,
+    )
+    result = project.run()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "colon.netgent.yaml:5: states.0.triggers.0 in state 'Rows': this line holds ': ' "
+            "(in 'The row page \"cities: 1\" is shown'), which YAML reads as a key and a "
+            'value, not text: put the whole line in quotes, e.g. - \'The row page "cities: 1" '
+            "is shown'"
+        ]
+    )
+
+
+def test_a_failure_header_names_the_item_with_its_parameters(project: Project) -> None:
+    path = project.workflow(
+        "users",
+        """
+        name: user-search
+        start_url: "{base_url}/wiki/"
+        parametrize:
+          user: [alice]
+        states:
+          - name: Gone
+            triggers: [The login form is visible]
+            end: never
+        """,
+    )
+    project.states(
+        path, "user-search",
+        {"Gone": ([{"type": "element", "params": {"by": "id", "selector": "nope"}}], [])},
+    )  # fmt: skip
+    result = project.run("-o", "netgent_state_timeout=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["UI drift in workflow 'user-search[[]alice[]]' (users.netgent.yaml:*)"]
+    )

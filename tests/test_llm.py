@@ -368,3 +368,23 @@ def test_a_failing_model_is_its_own_cause(project: Project, error: str, shown: s
     )
     text = result.stdout.str()
     assert "browser crashed" not in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize(
+    "url", ["data:text/html,<script>location='http://elsewhere'</script>", "javascript:alert(1)"]
+)
+def test_the_model_may_not_open_a_page_it_writes_itself(url: str) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from pytest_netgent.messages import ActionOutput
+    from pytest_netgent.synthesis import Context, Unresolved
+    from pytest_netgent.synthesis.llm import LLMSynthesiser
+    from pytest_netgent.synthesis.observation import Observation
+
+    synth = LLMSynthesiser(FakeListChatModel(responses=["{}"]))
+    output = ActionOutput(action="navigate", params={"url": url}, reasoning="go")
+    page = Observation(url="http://127.0.0.1:8000/wiki/", title="Wiki")
+    with pytest.raises(Unresolved, match="only http"):
+        synth._to_action(Context(workflow="w"), page, output)
+    fine = ActionOutput(action="navigate", params={"url": "http://127.0.0.1:8000/x"}, reasoning="")
+    assert synth._to_action(Context(workflow="w"), page, fine).params["url"].endswith("/x")

@@ -278,6 +278,14 @@ class LLMSynthesiser:
         for key in ("text", "url"):
             if isinstance(params.get(key), str):
                 params[key] = templatise(params[key], ctx)
+        if output.action == "navigate":
+            url = str(params.get("url", ""))
+            scheme = urlsplit(url).scheme.lower()
+            if not (url.startswith("{base_url}") or scheme in ("http", "https")):
+                # a data: or javascript: page would run what the model wrote, anywhere
+                raise Unresolved(
+                    f"the model chose to open {url[:60]!r}: only http(s) pages may be opened"
+                )
         if output.action in _ELEMENT_ACTIONS or output.mmid is not None:
             if output.mmid is None:
                 raise Unresolved(f"the model gave no element for {output.action!r}")
