@@ -353,9 +353,7 @@ def _write(path: str, data: Any) -> None:
     target = Path(path)
     if not target.parent.is_dir():
         raise BadInput(f"-o {path}: folder {target.parent} does not exist")
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    os.replace(tmp, target)
+    _replace(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def execute(args: argparse.Namespace) -> int:
