@@ -208,7 +208,7 @@ CONTINUOUS = 1_000_000
 
 
 _LEGACY_CHECK = {"url": "url", "text": "text", "title": "title", "script": "script"}
-_LEGACY_ACTIONS = {"navigate_to": "navigate", "hover": "move"}
+_LEGACY_ACTIONS = {"navigate_to": "navigate"}
 _LEGACY_PARAMS = {"scroll_amount": "pixels"}
 _LEGACY_DROPPED = {"button", "scroll_to", "fallback_x", "fallback_y", "fallback_width",
                    "fallback_height"}  # fmt: skip

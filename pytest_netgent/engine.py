@@ -592,16 +592,16 @@ class Engine:
             ]
             candidates.append(StateOutcome(state.name, checks))
         page = tick.href or self._current_url()
-        if cause != "UI drift":
-            pass  # the run's own fault (the model, synthesis): the page is not to blame
-        elif tick.net_error:
+        # only a page-side failure is re-read from the page; the model's or synthesis's own
+        # faults keep their cause
+        if cause == "UI drift" and tick.net_error:
             page = self._current_url()  # the address it tried, not chrome-error://
             cause = "network error"
             reason = (
                 f"the page did not load: {tick.net_error} at {page} (the site is down or "
                 f"unreachable; no re-recording heals this); {reason}"
             )
-        elif tick.status >= 500:
+        elif cause == "UI drift" and tick.status >= 500:
             cause = "server error"
             reason = (
                 f"the server answered {tick.status} for {page} (a fault of the site, not "
