@@ -249,6 +249,10 @@ def test_each_worker_copies_the_profile_and_keeps_its_login(
         driver.find_element("id", "username").send_keys("researcher")
         driver.find_element("id", "password").send_keys("netgent-pass")
         driver.find_element("id", "login-button").click()
+        # the click starts a navigation: wait for the account page, do not race it
+        deadline = time.monotonic() + 15
+        while not driver.find_elements("id", "welcome") and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert driver.find_element("id", "welcome").is_displayed()
     finally:
         driver.quit()
