@@ -8,6 +8,7 @@ Parameters arrive with placeholders already substituted.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,18 @@ _KEYS = {
 }
 
 
+_MODIFIERS = {
+    "shift": "SHIFT",
+    "ctrl": "CONTROL",
+    "control": "CONTROL",
+    "alt": "ALT",
+    "option": "ALT",
+    "meta": "META",
+    "cmd": "COMMAND",
+    "command": "COMMAND",
+}
+
+
 def key_value(name: str) -> str:
     """The WebDriver key for ``name`` ("Enter", "Page Down", "a"), or ActionFailed."""
     from selenium.webdriver.common.keys import Keys
@@ -64,9 +77,32 @@ def key_value(name: str) -> str:
     if norm in _KEYS:
         return str(getattr(Keys, _KEYS[norm]))
     raise ActionFailed(
-        f"press_key: unknown key {name!r}; use a single character or one of "
+        f"press_key: unknown key {name!r}; use a single character, one of "
         + ", ".join(sorted({k for k in _KEYS if len(k) > 2}))
+        + ", or a chord such as 'Shift+Enter' or 'Ctrl+A' (modifiers: "
+        + ", ".join(_MODIFIERS)
+        + ")"
     )
+
+
+def key_chord(name: str) -> tuple[list[str], str]:
+    """``(modifiers, key)`` for "Shift+Enter", "Ctrl+Shift+K", "Enter" or "+"."""
+    from selenium.webdriver.common.keys import Keys
+
+    parts = name.split("+") if len(name) > 1 else [name]
+    if len(parts) > 1 and parts[-1] == "":  # "Ctrl++": the plus key itself
+        parts = [*parts[:-2], "+"]
+    *mods, key = parts
+    modifiers = []
+    for mod in mods:
+        norm = mod.strip().lower()
+        if norm not in _MODIFIERS:
+            raise ActionFailed(
+                f"press_key: unknown modifier {mod.strip()!r} in {name!r}; use one of "
+                + ", ".join(_MODIFIERS)
+            )
+        modifiers.append(str(getattr(Keys, _MODIFIERS[norm])))
+    return modifiers, key_value(key.strip() if len(key.strip()) else key)
 
 
 class Actions:
@@ -213,14 +249,23 @@ class Actions:
 
         percentage = _fraction(params, "click")
 
+        from selenium.common.exceptions import ElementClickInterceptedException
+
         def attempt() -> bool:
             element = self._pick(params)
             if element is None:
                 return False
-            if percentage is None or percentage == 0.5:
-                element.click()  # the middle: WebDriver's own click
-            else:
-                self._pointer_to(element, percentage).click().perform()
+            try:
+                if percentage is None or percentage == 0.5:
+                    element.click()  # the middle: WebDriver's own click
+                else:
+                    self._pointer_to(element, percentage).click().perform()
+            except ElementClickInterceptedException:
+                # As a person would: move the pointer onto the element, which shows
+                # controls that appear on hover (a player's control bar), then try again.
+                with contextlib.suppress(Exception):
+                    self._pointer_to(element, 0.5).perform()
+                raise
             return True
 
         self._until(f"click: no clickable element matches {by} {selector!r}", attempt)
@@ -293,14 +338,23 @@ class Actions:
         self._until(f"type: no editable element matches {by} {selector!r}", attempt)
 
     def press_key(self, params: dict[str, Any]) -> None:
-        """Press ``key`` in the focused element, or in ``by``/``selector`` if given."""
-        key = key_value(str(params["key"]))
-        if "selector" in params:
-            self._element(params, "press_key").send_keys(key)
-            return
+        """Press ``key`` (a key or a chord such as "Shift+Enter") in the focused element,
+        or in ``by``/``selector`` if given."""
         from selenium.webdriver.common.action_chains import ActionChains
+        from selenium.webdriver.common.keys import Keys
 
-        ActionChains(self.driver).send_keys(key).perform()
+        modifiers, key = key_chord(str(params["key"]))
+        if "selector" in params:
+            # an element's send_keys holds modifiers down until the NULL key
+            self._element(params, "press_key").send_keys("".join(modifiers) + key + Keys.NULL)
+            return
+        chain = ActionChains(self.driver)
+        for modifier in modifiers:
+            chain.key_down(modifier)
+        chain.send_keys(key)
+        for modifier in reversed(modifiers):
+            chain.key_up(modifier)
+        chain.perform()
 
     def scroll(self, params: dict[str, Any]) -> None:
         """Scroll ``direction`` (down) by ``amount`` (or NetGent's ``pixels``) pixels
