@@ -253,9 +253,30 @@ def test_state_selection_follows_declared_order(page_at: Any, ctx: Context) -> N
     # with an LLM configured, triggers the rules cannot read are left to the model
     vague = [StateSpec(name="Somewhere", triggers=["We are somewhere nice"], end="done")]
     ctx.history, ctx.order = [], ["Somewhere"]
-    with pytest.raises(Unresolved, match="no single state is verified"):
+    with pytest.raises(Unresolved, match="end state's triggers cannot be verified"):
         synth.select_state(ctx, article, vague, only_verified=True)
-    assert synth.select_state(ctx, article, vague).name == "Somewhere"
+    # an end state passes the item: the rules alone never guess one (a false pass)
+    with pytest.raises(Unresolved, match="'Somewhere': We are somewhere nice"):
+        synth.select_state(ctx, article, vague)
+    # a vague state that is not an end may still be tried: a wrong guess fails later
+    middle = [StateSpec(name="Somewhere", triggers=["We are somewhere nice"])]
+    assert synth.select_state(ctx, article, middle).name == "Somewhere"
+
+
+def test_an_end_state_is_chosen_only_on_what_the_page_shows(page_at: Any, ctx: Context) -> None:
+    synth = BuiltinSynthesiser()
+    article = page_at("/wiki/article/quic")
+    output = StateSpec(name="Output", triggers=["The cell output shows 42"], end="ran")
+    editor = StateSpec(name="Editor", triggers=["The search box is visible"])
+    ctx.history, ctx.order = [], ["Output", "Editor"]
+    # 'Output' is declared first, but its one word is not on the page
+    assert synth.select_state(ctx, article, [output, editor]).name == "Editor"
+    quic = StateSpec(name="QUIC", triggers=["The article shows QUIC"], end="read")
+    ctx.order = ["QUIC"]
+    checks = synth.define_triggers(ctx, article, quic)
+    # the word on the page, stored as the placeholder whose value it is
+    assert ctx.values["query"] == "QUIC"
+    assert {"type": "text", "params": {"text": "{query}"}} in [c.model_dump() for c in checks]
 
 
 def test_same_page_and_prompt_give_the_same_states(page_at: Any, ctx: Context) -> None:

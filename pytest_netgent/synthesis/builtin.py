@@ -523,6 +523,14 @@ class BuiltinSynthesiser:
         ):
             return [self._text(ctx, page, m[1])]
         if m := re.fullmatch(
+            r"""(?:the |a |an )?[\w' ]+? (?:says|shows|displays|reads|mentions) """
+            r"""(["'“‘].+["'”’]|[\w.,:%-]+)""",
+            text,
+            re.I,
+        ):
+            # "The cell output shows 42", "The banner says 'Saved'": the words on the page
+            return [self._text(ctx, page, m[1], exact_word=True)]
+        if m := re.fullmatch(
             r"""(["'“‘].+["'”’])(?: text)? (?:is|are) (?:shown|visible|displayed|present)""",
             text,
             re.I,
@@ -570,11 +578,18 @@ class BuiltinSynthesiser:
             return [check]
         raise Unresolved(f"not a literal trigger: {text!r}")
 
-    def _text(self, ctx: Context, page: Observation, phrase: str) -> Check:
+    def _text(
+        self, ctx: Context, page: Observation, phrase: str, *, exact_word: bool = False
+    ) -> Check:
         value, quoted = unquote(phrase)
         body = page.text
         if quoted:
             if value not in body:  # quoted: exactly this text, which is not there
+                raise NotHolding(f"the page does not show {value!r}")
+            return Check(type="text", params={"text": templatise(value, ctx)})
+        if exact_word and re.fullmatch(r"[\w.,:%-]+", value):
+            # one word or number ("shows 42"): that very word, or the state does not apply
+            if not re.search(rf"(?<!\w){re.escape(value)}(?!\w)", body):
                 raise NotHolding(f"the page does not show {value!r}")
             return Check(type="text", params={"text": templatise(value, ctx)})
         words = [w for w in re.findall(r"[\w']+", value) if w.lower() not in {"there", "are", "is"}]
@@ -670,6 +685,16 @@ class BuiltinSynthesiser:
         verdicts: dict[str, str],
         only_verified: bool,
     ) -> StateSpec:
+        # An end state passes the item: it is chosen only when all its triggers parse and
+        # hold on this page, never on a guess (a wrong guess would be a false pass).
+        guessed_ends = [s for s in candidates if s.end and verdicts[s.name] in ("unknown", "no")]
+        candidates = [s for s in candidates if s not in guessed_ends]
+        if not candidates:
+            raise Unresolved(
+                "the end state's triggers cannot be verified on this page: "
+                + "; ".join(f"{s.name!r}: {', '.join(s.triggers)}" for s in guessed_ends)
+                + " (write them literally: 'The page says ...', \"'text' is shown\")"
+            )
         # Workflows are written in order: the state declared after the last one that ran
         # (the first, at the start) wins when its triggers may hold.
         upcoming = _next_in_order(candidates, ctx)
