@@ -136,6 +136,11 @@ class Healer(Protocol):
         """Resynthesise state ``index`` after one of its actions failed; returns its index."""
         ...
 
+    @property
+    def made(self) -> set[str]:
+        """Names of the states synthesised or healed in this run."""
+        ...
+
     def preempt(self, engine: Engine, index: int) -> int | None:
         """Before state ``index`` fires: if a state declared earlier, not compiled yet,
         applies instead, synthesise and run it and return its index; else ``None``."""
@@ -200,6 +205,8 @@ class Engine:
         self.values = {**values, **secrets}
         self.redact = Redactor(secrets)
         self.healer = healer
+        self._page_fires: tuple[tuple[str, str], dict[int, int]] = (("", ""), {})
+        """The page (document, URL) and how often each state fired on it."""
         self.order = order or [s.name for s in states]
         self._checks: list[dict[str, Any]] = []
         self._check_wait: dict[str, float] = {}
@@ -396,6 +403,7 @@ class Engine:
                 page = (self._last_tick.doc, self._last_tick.href)
                 self._count_step()
                 index = self.healer.no_match(self)
+                self._advances(index, page)
                 if self.states[index].end_state:
                     self._finish(self.states[index])
                     return
@@ -429,6 +437,7 @@ class Engine:
             chosen = self.healer.preempt(self, index) if self.healer is not None else None
             if chosen is not None:
                 self._count_step()
+                self._advances(chosen, page)
                 if self.states[chosen].end_state:
                     self._finish(self.states[chosen])
                     return
@@ -450,6 +459,7 @@ class Engine:
                     f"max_steps ({s.max_steps}) reached without an end state: a state may "
                     "be looping (raise 'max_steps' if the workflow is that long)"
                 )
+            self._advances(index, page)
             self._last_state = self.sampler.state = state.name
             self._event("state", state=state.name, url=tick.href)
             try:
@@ -469,6 +479,36 @@ class Engine:
                 time.sleep(s.transition_period)
             last_fired, last_page = index, page
             state_deadline = time.monotonic() + self._wait_for_state()
+
+    def _advances(self, index: int, page: tuple[str, str]) -> None:
+        """Fail at once when state ``index`` fires on an unchanged page (same document
+        and URL) more often than its ``repeat`` allows: its checks still hold after its
+        own actions, alone or in turn with other states, and waiting cannot help."""
+        where, fires = self._page_fires
+        if page != where:
+            fires = {}
+            self._page_fires = (page, fires)
+        fires[index] = fires.get(index, 0) + 1
+        state = self.states[index]
+        if state.continuous or fires[index] <= state.repeat + 1:
+            return
+        self._last_state = state.name
+        others = [self.states[i].name for i in fires if i != index]
+        between = f", in turn with {', '.join(repr(n) for n in others)}" if others else ""
+        made = self.healer is not None and state.name in self.healer.made
+        raise self._drift(
+            f"state {state.name!r} does not advance the page: it ran {fires[index]} times on "
+            f"{page[1]} without the page changing{between}; its checks still hold on the page "
+            "its actions lead to. "
+            + (
+                "The synthesised checks do not tell its page from the next: re-record with "
+                "more specific triggers (an exact URL, a heading, a text only that page shows)"
+                if made
+                else "Make its checks tell its page from the page its actions lead to, or "
+                "give it 'repeat' if it is meant to run again"
+            ),
+            cause="synthesis failure" if made else "no progress",
+        )
 
     def _count_step(self) -> None:
         """A state synthesised in record mode is a step like any other."""

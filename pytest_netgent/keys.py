@@ -35,5 +35,9 @@ phases_key: pytest.StashKey[dict[str, str]] = pytest.StashKey()
 RUN_SECONDS_PROPERTY = "netgent_run_seconds"
 """Report property: seconds the workflow run took, from its start to its end or failure."""
 
+STATES_PROPERTY = "netgent_states"
+"""Report property: the states the run went through, in order, joined by ``" > "`` (a
+plain string, so junitxml shows it as it is)."""
+
 CAPTURE_PROPERTY = "netgent_capture"
 """Report property (teardown): the item's row of ``manifest.csv``."""

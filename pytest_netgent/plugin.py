@@ -21,6 +21,7 @@ from .errors import BrowserError
 from .keys import (
     CAPTURE_PROPERTY,
     RUN_SECONDS_PROPERTY,
+    STATES_PROPERTY,
     WORKFLOW_SUFFIXES,
     capture_key,
     phases_key,
@@ -521,6 +522,7 @@ def pytest_runtest_makereport(
         # the engine's own time: what the item took beyond it is the plugin's overhead
         elapsed = result.timeline[-1].elapsed if result.timeline else 0.0
         report.user_properties.append((RUN_SECONDS_PROPERTY, round(elapsed, 4)))
+        report.user_properties.append((STATES_PROPERTY, " > ".join(result.states_visited)))
     if call.when == "call" and result is not None and result.record is not None:
         from .recorder import RECORD_PROPERTY
 

@@ -97,6 +97,11 @@ class RecordReport:
     usage: Usage = field(default_factory=Usage)
 
     @property
+    def made(self) -> set[str]:
+        """The states synthesised or healed so far."""
+        return {*self.synthesised, *self.healed}
+
+    @property
     def changed(self) -> bool:
         """Whether any state was (re)synthesised."""
         return bool(self.synthesised or self.healed)
@@ -144,6 +149,12 @@ class Recorder:
         """What synthesis saw and did, as NetGent messages: the page at each observation
         (:class:`Metadata`, without screenshots), each action taken (:class:`Toolcall`,
         with its error if it failed) and each state made (:class:`ExecutedState`)."""
+
+    @property
+    def made(self) -> set[str]:
+        """The states synthesised or healed in this run (the engine's report names them as
+        synthesis failures, not UI drift)."""
+        return self.report.made
 
     def _observe(self, engine: Engine) -> Observation:
         page = observe(engine.driver, screenshot=self.vision)

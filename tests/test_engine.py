@@ -243,6 +243,60 @@ def test_state_does_not_refire_on_unchanged_page(netgent_browser: NetgentBrowser
     assert home is not None and home.matched  # it matches, but may not fire again
 
 
+def test_states_taking_turns_on_an_unchanged_page_fail_at_once(
+    netgent_browser: NetgentBrowser,
+) -> None:
+    # two states whose checks both hold on the page their actions leave unchanged: the
+    # run fails on the second turn, naming them, not after the state timeout as UI drift
+    spec = workflow("Home", "Also home", "Never", state_timeout=60)
+    home = [url_is("{base_url}/wiki/"), element("#search-input")]
+    states = [
+        state("Home", home, [action("scroll", times=1)]),
+        state("Also home", home, [action("scroll", times=1)]),
+        state("Never", [element("#never")], end_state="done"),
+    ]
+    result = netgent_browser.run(spec, states=states, check=False)
+    assert result.states_visited == ["Home", "Also home"]
+    error = result.error
+    assert isinstance(error, ReplayError)
+    assert error.cause == "no progress"
+    assert "state 'Home' does not advance the page: it ran 2 times on" in error.reason
+    assert "in turn with 'Also home'" in error.reason
+    assert str(error).startswith("no progress in workflow 't'")
+    # a state with repeat left may run again there; past it, the same failure
+    states[0] = state("Home", home, [action("scroll", times=1)], repeat=1)
+    result = netgent_browser.run(spec, states=states, check=False)
+    assert result.states_visited == ["Home", "Home", "Also home"]
+    assert isinstance(result.error, ReplayError)
+    assert "'Home' does not advance the page: it ran 3 times" in result.error.reason
+
+
+def test_key_chords(netgent_browser: NetgentBrowser) -> None:
+    spec = workflow("Home", "Results")
+    states = [
+        state(
+            "Home",
+            [url_is("{base_url}/wiki/")],
+            [
+                action("type", text="webrtc", **css("#search-input")),
+                action("press_key", key="Ctrl+A"),  # select it all, then type over it
+                action("type", text="quic", clear=False, **css("#search-input")),
+                action("press_key", key="Shift+q", **css("#search-input")),  # 'Q'
+                action("press_key", key="Enter"),
+            ],
+        ),
+        state(
+            "Results",
+            [{"type": "url", "params": {"url": "q=quicQ", "match": "contains"}}],
+            end_state="done",
+        ),
+    ]
+    assert netgent_browser.run(spec, states=states).passed
+    states[0] = state("Home", [url_is("{base_url}/wiki/")], [action("press_key", key="Hyper+A")])
+    with pytest.raises(ReplayError, match=r"unknown modifier 'Hyper' in 'Hyper\+A'; use one of"):
+        netgent_browser.run(spec, states=states)
+
+
 def test_repeat_fires_again_on_unchanged_page(netgent_browser: NetgentBrowser) -> None:
     spec = workflow("Home", "Never", state_timeout=1)
     states = [
