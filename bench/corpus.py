@@ -132,7 +132,8 @@ def run_pytest(folder: Path, *args: str) -> list[Item]:
 def classify(item: Item, replayed: dict[tuple[str, str], str]) -> str:
     """green, wrong, could-not-decide, loops or other."""
     if item.outcome == "passed":
-        return "green" if replayed.get((item.app, item.name)) == item.states else "wrong"
+        expected = replayed.get((item.app, item.name))
+        return "green" if expected and item.states == expected else "wrong"
     text = item.message
     if "could not decide" in text or "cannot be verified" in text:
         return "could-not-decide"

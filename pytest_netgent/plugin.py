@@ -521,8 +521,14 @@ def pytest_runtest_makereport(
     if call.when == "call" and result is not None:
         # the engine's own time: what the item took beyond it is the plugin's overhead
         elapsed = result.timeline[-1].elapsed if result.timeline else 0.0
-        report.user_properties.append((RUN_SECONDS_PROPERTY, round(elapsed, 4)))
-        report.user_properties.append((STATES_PROPERTY, " > ".join(result.states_visited)))
+        # on the item too: junitxml writes the properties of the teardown report, which
+        # copies the item's
+        for prop in (
+            (RUN_SECONDS_PROPERTY, round(elapsed, 4)),
+            (STATES_PROPERTY, " > ".join(result.states_visited)),
+        ):
+            report.user_properties.append(prop)
+            item.user_properties.append(prop)
     if call.when == "call" and result is not None and result.record is not None:
         from .recorder import RECORD_PROPERTY
 

@@ -145,6 +145,8 @@ class Recorder:
         # screenshots cost a round trip and tokens: only for models that accept images
         self.vision = bool(getattr(synthesiser, "vision", False))
         self.report = RecordReport(model=synthesiser.name)
+        self.made_on: dict[str, str] = {}
+        """The URL of the page each state made in this run was made on."""
         self.context: list[Message] = []
         """What synthesis saw and did, as NetGent messages: the page at each observation
         (:class:`Metadata`, without screenshots), each action taken (:class:`Toolcall`,
@@ -184,6 +186,17 @@ class Recorder:
         compiled = {s.name for s in engine.states}
         position = self.workflow.states.index(matched)
         earlier = [s for s in self.workflow.states[:position] if s.name not in compiled]
+        if (
+            matched.name in self.made
+            and engine.result.states_visited[-1:] == [matched.name]
+            and not matched.repeat
+            and not matched.continuous
+        ):
+            # a state made in this run fires again on the page its own actions led to:
+            # if the state declared next applies here instead, its checks were not
+            # exclusive (taking it strengthens them, see _exclusive)
+            later = [s for s in self.workflow.states[position + 1 :] if s.name not in compiled]
+            earlier += later[:1]
         if not earlier:
             return None  # the usual case once states exist: no cost
         self.ctx.history = engine.result.states_visited
@@ -224,7 +237,42 @@ class Recorder:
                 f"the triggers synthesised for state {spec.name!r} do not hold on "
                 f"{page.url}: {[c.describe() for c in checks]}"
             )
+        self._exclusive(engine, spec, page)
+        self.made_on[spec.name] = page.url
         return self._act(engine, spec, state)
+
+    def _exclusive(self, engine: Engine, spec: StateSpec, page: Observation) -> None:
+        """States made in this run and declared before ``spec`` whose checks also hold on
+        ``spec``'s page, another URL than their own, would take that page in replay (the
+        first declared wins): pin each to the exact URL it was made on."""
+        order = [s.name for s in self.workflow.states]
+        if spec.name not in order:
+            return
+        mine = order.index(spec.name)
+        tick = engine.evaluate_now()
+        if not tick.ok:
+            return
+        for i in tick.matched:
+            other = engine.states[i]
+            if other.name not in order or order.index(other.name) > mine:
+                continue  # declared later: this state wins the page in replay
+            made_on = self.made_on.get(other.name)
+            if other.name not in self.made or made_on is None:
+                continue  # the user's own cached state: theirs to keep
+            if made_on == page.url:
+                continue  # one page: after firing there it is excluded until the page changes
+            pinned = [c for c in other.checks if c.type != "url"]
+            url = made_on
+            if self.ctx.base_url and url.startswith(self.ctx.base_url):
+                url = "{base_url}" + url[len(self.ctx.base_url) :]
+            pinned.insert(0, Check(type="url", params={"url": url}))
+            engine.put_state(other.model_copy(update={"checks": pinned}))
+            engine.event(
+                "state",
+                state=other.name,
+                url=page.url,
+                detail=f"pinned to {url}: its checks also held on the page of {spec.name!r}",
+            )
 
     def action_failed(self, engine: Engine, index: int, error: ActionFailed) -> int:
         old = engine.states[index]

@@ -267,3 +267,43 @@ def test_record_lets_an_earlier_uncompiled_state_preempt_a_compiled_one(
     assert [s["name"] for s in doc["states"]] == ["Done", "Catalog page"]
     assert doc["states"][0]["checks"] == [{"type": "text", "params": {"text": "page {pages} of"}}]
     project.run().assert_outcomes(passed=2)
+
+
+PAGES = """
+name: pages
+start_url: "{base_url}/shop/"
+states:
+  - name: First page
+    triggers: ["The URL starts with '/shop/'", The 'Next page' link is visible]
+    actions: [Click the 'Next page' link]
+  - name: Second page
+    triggers: ["The URL ends with 'page=2'", The 'Next page' link is visible]
+    actions: [Click the 'Next page' link]
+  - name: Third page
+    triggers: ["The URL ends with 'page=3'"]
+    end: Three pages read
+"""
+
+
+def test_record_makes_a_state_exclusive_of_the_page_its_actions_lead_to(
+    project: Project,
+) -> None:
+    # 'First page' as written holds on every page of the catalog: recorded as it is, it
+    # would fire on page 2, 3, ... and never let 'Second page' in. Record mode sees it
+    # fire again on the page its own click led to, takes the state declared next there,
+    # and pins 'First page' to the exact URL it was made on.
+    path = project.workflow("pages", PAGES)
+    result = project.run("--netgent-record", "-v")
+    result.assert_outcomes(passed=1)
+    doc = json.loads((project.path / "__netgent__" / "pages" / "pages.json").read_text())
+    first = doc["states"][0]
+    assert first["name"] == "First page"
+    urls = [c["params"] for c in first["checks"] if c["type"] == "url"]
+    assert urls == [{"url": "{base_url}/shop/"}]  # exact: no longer a prefix
+    assert [s["name"] for s in doc["states"]] == ["First page", "Second page", "Third page"]
+    # replay goes through every state, once
+    replay = project.run("--junitxml=replay.xml", "-o", "junit_family=xunit1")
+    replay.assert_outcomes(passed=1)
+    junit = (project.path / "replay.xml").read_text()
+    assert 'name="netgent_states" value="First page &gt; Second page &gt; Third page"' in junit
+    assert path.is_file()

@@ -501,6 +501,9 @@ class BuiltinSynthesiser:
             if quoted or value.startswith(("http", "/", "{")):
                 return [Check(type="url", params={"url": _with_base(value, ctx)})]
             return [self._url_landmark(ctx, page)]
+        if m := re.fullmatch(r"(?:the )?(?:page )?url ends with (.+)", text, re.I):
+            value = unquote(m[1])[0]
+            return [Check(type="url", params={"url": re.escape(value) + "$", "match": "pattern"})]
         if m := re.fullmatch(
             r"(?:the )?(?:page )?url (contains|includes|has|starts with|begins with) (.+)",
             text,
@@ -777,6 +780,8 @@ def _holds_on(check: Check, page: Observation, ctx: Context) -> bool:
             return page.url == url
         if match == "prefix":
             return page.url.startswith(url)
+        if match == "pattern":
+            return re.search(url, page.url) is not None
         return url in page.url
     if check.type == "title":
         return str(p["title"]) in page.title
