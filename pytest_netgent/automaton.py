@@ -354,6 +354,9 @@ class Automaton(BaseModel):
     format: int = FORMAT
     workflow: str = ""
     prompt_hash: str = ""
+    window: str = ""
+    """The browser window (``1280x900``) the states were recorded at; replay uses it
+    unless the workflow or ``--netgent-window-size`` says otherwise."""
     states: list[State] = Field(default_factory=list)
     synthesis: Synthesis | None = None
 
@@ -384,6 +387,8 @@ class Automaton(BaseModel):
     def to_json(self) -> str:
         """The document as written to disk: stable key order, two-space indent."""
         data = self.model_dump(mode="json", exclude_none=True)
+        if not data.get("window"):
+            data.pop("window", None)
         for state in data["states"]:
             for key in ("prompt_hash", "description", "repeat", "config", "executed"):
                 if not state.get(key):

@@ -29,7 +29,7 @@ from .keys import (
     result_key,
     settings_key,
 )
-from .settings import Settings
+from .settings import Settings, parse_window
 
 # pytest imports this module on every start: the workflow machinery (pydantic models,
 # YAML, the engine, Selenium) is imported where it is first needed, never here.
@@ -54,6 +54,16 @@ def _positive_float(option: str) -> Callable[[str], float]:
                 f"e.g. {option}=10"
             )
         return value
+
+    return parse
+
+
+def _window(option: str) -> Callable[[str], tuple[int, int]]:
+    def parse(text: str) -> tuple[int, int]:
+        try:
+            return parse_window(text)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{option}: {exc}") from None
 
     return parse
 
@@ -180,6 +190,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Folder for screenshots and run artifacts (default: netgent-artifacts/).",
     )
     group.addoption(
+        "--netgent-window-size",
+        dest="netgent_window_size",
+        metavar="WxH",
+        type=_window("--netgent-window-size"),
+        default=None,
+        help="Browser window size for every run, e.g. 1280x900 (default: ini "
+        "netgent_window_size, else the workflow's window:, else the size its states were "
+        "recorded at, else 1280x900).",
+    )
+    group.addoption(
         "--netgent-headed",
         dest="netgent_headed",
         action="store_true",
@@ -275,6 +295,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("netgent_llm_tokens", "Most model tokens per item.", default="200000")
     parser.addini("netgent_base_url", "Value of {base_url} in workflows.", default="")
     parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
+    parser.addini("netgent_window_size", "Browser window size WxH for every run.", default="")
     parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
     parser.addini("netgent_chromium", "Chromium executable.", default="")
     parser.addini("netgent_chromedriver", "ChromeDriver executable.", default="")
@@ -346,6 +367,7 @@ def pytest_configure(config: pytest.Config) -> None:
         base_url=_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
         record=config.getoption("netgent_record") or "",
         rootdir=config.rootpath,
+        window=_configured_window(config),
     )
     if capture.on and getattr(config, "workerinput", None) is None:
         config.pluginmanager.register(CaptureLog(capture), "netgent-capture-log")
@@ -355,6 +377,13 @@ def pytest_configure(config: pytest.Config) -> None:
         log = RecordLog()
         config.stash[record_log_key] = log
         config.pluginmanager.register(log, "netgent-record-log")
+
+
+def _configured_window(config: pytest.Config) -> tuple[int, int] | None:
+    value = _setting(config, "netgent_window_size")
+    if isinstance(value, str):
+        return _window("ini netgent_window_size")(value) if value else None
+    return value  # type: ignore[no-any-return]
 
 
 def _check_extras(config: pytest.Config) -> None:

@@ -135,6 +135,8 @@ class Recorder:
         cached: set[str],
         settle: float = 1.0,
         agent_steps: int = 4,
+        *,
+        window: str = "",
     ) -> None:
         self.workflow = workflow
         self.synth = synthesiser
@@ -145,6 +147,8 @@ class Recorder:
         # screenshots cost a round trip and tokens: only for models that accept images
         self.vision = bool(getattr(synthesiser, "vision", False))
         self.report = RecordReport(model=synthesiser.name)
+        self.window = window
+        """The browser window the states are recorded at (``1280x900``)."""
         self.made_on: dict[str, str] = {}
         """The URL of the page each state made in this run was made on."""
         self.context: list[Message] = []
@@ -367,6 +371,7 @@ class Recorder:
         return Automaton(
             workflow=self.workflow.name,
             prompt_hash=self.workflow.prompt_hash(),
+            window=self.window,
             states=states,
             synthesis=Synthesis(
                 model=self.synth.name,

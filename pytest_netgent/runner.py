@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import store
 from .automaton import Automaton, State
-from .browser.session import BrowserOptions, reset_browser, start_browser
+from .browser.session import BrowserOptions, browser_gone, reset_browser, start_browser
 from .capture import CLEAR_NETWORK_STATE, CapturedBrowser
 from .engine import Engine, RunResult, RunSettings
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
 from .secrets import Redactor, SecretLogFilter, resolve_secrets
-from .settings import Settings
+from .settings import Settings, parse_window, window_text
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from .synthesis import Context, Synthesiser
 from .synthesis.builtin import BuiltinSynthesiser
@@ -82,6 +82,19 @@ class BrowserPool:
                 self._driver = start_browser(self.options)
         return self._driver
 
+    def size_window(self, size: tuple[int, int]) -> None:
+        """Give the browser window ``size`` (width, height) unless it has it already."""
+        driver = self.driver
+        current: tuple[int, int] = getattr(self, "_window", self.options.window_size)
+        if tuple(size) != tuple(current):
+            try:
+                driver.set_window_size(*size)
+            except Exception as exc:
+                if browser_gone(exc):
+                    raise
+                raise NetgentError(f"the browser refused the window size {size}: {exc}") from None
+            self._window = (size[0], size[1])
+
     def reset(self, origins: set[str]) -> None:
         """Reset between items; a browser that fails to reset is replaced next time."""
         if self._driver is None:
@@ -96,6 +109,7 @@ class BrowserPool:
     def close(self) -> None:
         """Stop the browser, if one runs."""
         self.log_filter.remove()
+        self.__dict__.pop("_window", None)  # a new browser starts at the options' size
         if self._driver is not None:
             driver, self._driver = self._driver, None
             with contextlib.suppress(Exception):  # already dead: nothing to stop
@@ -150,6 +164,16 @@ class NetgentBrowser:
         """The Selenium WebDriver of this worker's browser."""
         return self._pool.driver
 
+    def window_for(self, spec: Workflow, automaton: Automaton | None) -> tuple[int, int]:
+        """The window a run of ``spec`` uses: ``--netgent-window-size``, else the
+        workflow's ``window:``, else the size its states were recorded at, else the
+        browser's default."""
+        if self.settings.window is not None:
+            return self.settings.window
+        if spec.window:
+            return parse_window(spec.window)
+        return _window_of(automaton) or self._pool.options.window_size
+
     def run(
         self,
         workflow: str | Path | Workflow | LoadedWorkflow,
@@ -185,18 +209,22 @@ class NetgentBrowser:
         record_mode = self.settings.record if record is None else record
         cache_file = store.cache_path(loaded.path, spec.name)
         previous: Automaton | None = None
+        automaton: Automaton | None = None
         if record_mode and states is None:
-            previous = store.load(cache_file)  # a corrupt file fails here, untouched
+            previous = automaton = store.load(cache_file)  # a corrupt file fails, untouched
             replay = usable_states(spec, previous, record_mode)
         elif states is None:
             record_mode = ""
             text = f"run {heal} to synthesise the missing and stale states"
-            replay = store.replay_states(spec, store.load(cache_file), cache_file, text)
+            automaton = store.load(cache_file)
+            replay = store.replay_states(spec, automaton, cache_file, text)
         elif isinstance(states, Automaton):
             text = f"run {heal} to synthesise the missing and stale states"
+            automaton = states
             replay = store.replay_states(spec, states, Path("<automaton>"), text)
         else:
             replay = list(states)
+        window = self.window_for(spec, automaton)
         secrets = resolve_secrets(loaded)
         self.secrets.update(secrets)
         self._pool.log_filter.add(secrets)
@@ -213,6 +241,7 @@ class NetgentBrowser:
             )
         if self.before_run is not None:
             self.before_run(loaded, str(values.get("base_url", "")))
+        self._pool.size_window(window)
         settings = RunSettings(
             state_timeout=spec.state_timeout or self.settings.state_timeout,
             timeout=spec.timeout,
@@ -239,7 +268,7 @@ class NetgentBrowser:
             cached = (
                 {s.name for s in previous.states} if previous and record_mode != "all" else set()
             )
-            recorder = Recorder(spec, synth, ctx, cached)
+            recorder = Recorder(spec, synth, ctx, cached, window=window_text(window))
         engine = Engine(
             self.driver,
             spec.name,
@@ -280,6 +309,15 @@ class NetgentBrowser:
         if check and result.error is not None:
             raise result.error
         return result
+
+
+def _window_of(automaton: Automaton | None) -> tuple[int, int] | None:
+    if automaton is None or not automaton.window:
+        return None
+    try:
+        return parse_window(automaton.window)
+    except ValueError:
+        return None  # an unreadable size is not a reason to fail a replay: the default
 
 
 def _uses_base_url(states: list[State]) -> bool:

@@ -143,6 +143,11 @@ class Workflow(BaseModel):
         description="Seconds the workflow runs when it ends in a continuous state rather "
         "than an end state: being in a continuous state then passes it.",
     )
+    window: str | None = Field(
+        None,
+        description="Browser window size WIDTHxHEIGHT (e.g. 1280x900) the states hold at; "
+        "recorded in the cache file; --netgent-window-size overrides it.",
+    )
     allowed_hosts: list[str] | None = Field(
         None,
         description="Hosts the browser may visit; default: start_url's host. '*' allows all.",
@@ -161,6 +166,13 @@ class Workflow(BaseModel):
     def known_names(self) -> set[str]:
         """Every placeholder name this workflow may use."""
         return set(self.vars) | set(self.parametrize) | set(self.secrets) | RESERVED_NAMES
+
+    @field_validator("window")
+    @classmethod
+    def _window(cls, value: str | None) -> str | None:
+        from .settings import parse_window, window_text
+
+        return None if value is None else window_text(parse_window(value))
 
     def prompt_hash(self) -> str:
         """Hash over every state's prompt hash, in declared order."""

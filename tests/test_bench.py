@@ -19,6 +19,7 @@ BENCHES = sorted(p.name for p in (ROOT / "bench").glob("*.py") if p.name != "ora
 LAST_LINE = {
     "builtin.py": r"builtin resolved: \d+/\d+",
     "capture.py": r"ratio capture/plain: \d+\.\d+",
+    "corpus.py": r"corpus replay: \d+/\d+",
     "llm_calls.py": r"ratio heal/record calls: \d+\.\d+",
     "replay.py": r"ratio replay/handwritten: \d+\.\d+",
     "scale.py": r"ratio collect yaml/python: \d+\.\d+",

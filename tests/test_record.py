@@ -269,7 +269,7 @@ def test_record_lets_an_earlier_uncompiled_state_preempt_a_compiled_one(
     project.run().assert_outcomes(passed=2)
 
 
-PAGES = """
+NEXT_PAGES = """
 name: pages
 start_url: "{base_url}/shop/"
 states:
@@ -292,7 +292,7 @@ def test_record_makes_a_state_exclusive_of_the_page_its_actions_lead_to(
     # would fire on page 2, 3, ... and never let 'Second page' in. Record mode sees it
     # fire again on the page its own click led to, takes the state declared next there,
     # and pins 'First page' to the exact URL it was made on.
-    path = project.workflow("pages", PAGES)
+    path = project.workflow("pages", NEXT_PAGES)
     result = project.run("--netgent-record", "-v")
     result.assert_outcomes(passed=1)
     doc = json.loads((project.path / "__netgent__" / "pages" / "pages.json").read_text())
@@ -307,3 +307,39 @@ def test_record_makes_a_state_exclusive_of_the_page_its_actions_lead_to(
     junit = (project.path / "replay.xml").read_text()
     assert 'name="netgent_states" value="First page &gt; Second page &gt; Third page"' in junit
     assert path.is_file()
+
+
+def test_the_window_size_is_part_of_the_automaton(project: Project) -> None:
+    path = project.workflow("search", SEARCH_WORKFLOW)
+    cache = project.path / "__netgent__" / "search" / "search.json"
+    project.run("--netgent-record", "--netgent-window-size=900x700").assert_outcomes(passed=1)
+    assert json.loads(cache.read_text())["window"] == "900x700"
+    # replay takes the recorded size: a state sees the viewport it was recorded in
+    probe = """
+import json, pytest
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    yield
+    driver = item.funcargs["netgent_browser"].driver
+    size = driver.get_window_size()
+    with open("sizes.txt", "a") as out:
+        out.write(f"{size['width']}x{size['height']}\\n")
+"""
+    project.pytester.makeconftest(probe)
+    project.run().assert_outcomes(passed=1)
+    # told otherwise, the option wins; the workflow's own window: comes next
+    project.run("--netgent-window-size=1100x800").assert_outcomes(passed=1)
+    path.write_text(path.read_text().replace("states:", "window: 1000x750\nstates:", 1))
+    project.run().assert_outcomes(passed=1)
+    sizes = (project.path / "sizes.txt").read_text().split()
+    assert sizes == ["900x700", "1100x800", "1000x750"]
+    assert json.loads(cache.read_text())["window"] == "900x700"  # replay writes nothing
+    bad = project.run("--netgent-window-size=huge")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(
+        ["*--netgent-window-size: 'huge' is not a window size: write WIDTHxHEIGHT*"]
+    )
+    path.write_text(path.read_text().replace("window: 1000x750", "window: 10x10"))
+    result = project.run()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*search.netgent.yaml:4: window: '10x10': a window from 200x200*"])
