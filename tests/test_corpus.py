@@ -30,3 +30,18 @@ def test_the_corpus_replays_every_item(tmp_path: Path) -> None:
         states = {p.get("name"): p.get("value") for p in case.iter("property")}
         # every hand-written state of the item was visited (none skipped by a loose check)
         assert states.get("netgent_states", "").count(" > ") >= 1, case.get("name")
+
+
+def test_a_narrow_window_changes_what_the_docs_site_shows(tmp_path: Path) -> None:
+    # MkDocs Material folds its tabs and search box into icons below ~1220 px: the states
+    # recorded at 1280x900 (the size their file says) fail at 780x580 and say where
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus/docs", "-q", "-p", "no:randomly",
+         "--netgent-window-size=780x580", f"--netgent-artifacts={tmp_path / 'artifacts'}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "2 failed" in done.stdout
+    assert "click css selector='input.md-search__input') failed" in done.stdout
+    assert "element not interactable" in done.stdout

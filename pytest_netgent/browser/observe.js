@@ -131,8 +131,17 @@ function selectorsOf(el) {
     else if (["button", "summary", "label"].includes(tag) || el.getAttribute("role"))
       add("xpath", "//" + tag + "[normalize-space()=" + xq(text) + "]", true);
   }
+  if (tag === "input" && ["submit", "button", "reset"].includes(el.type) && el.value &&
+      el.value.length <= 60)  // a button of a form, named by its label
+    add("css selector", "input[type=" + q(el.type) + "][value=" + q(el.value) + "]", true);
   if (tag === "input" && el.type && el.type !== "text")
     add("css selector", "input[type=" + q(el.type) + "]", true);
+  // within a form that has a stable id: the form's id and what the element is
+  const form = el.form || el.closest("form");
+  if (form && form.id && !generated(form.id)) {
+    const what = tag === "input" && el.type ? "input[type=" + q(el.type) + "]" : tag;
+    add("css selector", "#" + CSS.escape(form.id) + " " + what, true);
+  }
   const cls = classSelector(el);
   if (cls) add("css selector", cls, false);
   add("css selector", uniqueCss(el), false);
