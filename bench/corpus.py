@@ -8,8 +8,9 @@ version, started on 127.0.0.1):
   ``--netgent-record`` and the builtin synthesiser (no model, no key). An item is
   *green* only when it passes **and** goes through the same states as the hand-written
   replay (a pass that skips states is counted *wrong*); *could-not-decide* when the
-  synthesiser said it could not; *loops* when a state did not advance the page or the
-  run hit ``max_steps`` or its timeout;
+  synthesiser said it could not, or stopped a state that did not advance the page or
+  would have run again where it already ran; *loops* when the run went on until
+  ``max_steps`` or its timeout;
 - **speed**: for two applications, the engine's median seconds per item against a plain
   Selenium script of the same steps (explicit waits), alternately in one browser.
 
@@ -135,12 +136,18 @@ def classify(item: Item, replayed: dict[tuple[str, str], str]) -> str:
         expected = replayed.get((item.app, item.name))
         return "green" if expected and item.states == expected else "wrong"
     text = item.message
-    if "could not decide" in text or "cannot be verified" in text:
-        return "could-not-decide"
+    if "max_steps" in text or "workflow timeout" in text:
+        return "loops"  # it went on until a limit
     if any(
-        marker in text for marker in ("does not advance the page", "max_steps", "workflow timeout")
+        marker in text
+        for marker in (
+            "could not decide",
+            "cannot be verified",
+            "does not advance the page",
+            "where it already ran (a loop)",
+        )
     ):
-        return "loops"
+        return "could-not-decide"  # it stopped at once and said why
     return "other"
 
 

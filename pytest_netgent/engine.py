@@ -58,7 +58,8 @@ class TimelineEvent:
     """One entry of a run's timeline."""
 
     event: str
-    """``start``, ``url``, ``state``, ``action``, ``end`` or ``failure``."""
+    """``start``, ``url``, ``state``, ``action``, ``end``, ``failure`` or ``record`` (what
+    record mode changed in a state during the run)."""
     at: str
     """Wall-clock time, ISO 8601 UTC."""
     elapsed: float

@@ -190,17 +190,20 @@ class Recorder:
         compiled = {s.name for s in engine.states}
         position = self.workflow.states.index(matched)
         earlier = [s for s in self.workflow.states[:position] if s.name not in compiled]
-        if (
-            matched.name in self.made
-            and engine.result.states_visited[-1:] == [matched.name]
-            and not matched.repeat
-            and not matched.continuous
-        ):
+        again = matched.name in self.made and not (matched.repeat or matched.continuous)
+        url = engine.last_tick.href
+        if again and engine.result.states_visited[-1:] == [matched.name]:
             # a state made in this run fires again on the page its own actions led to:
             # if the state declared next applies here instead, its checks were not
             # exclusive (taking it strengthens them, see _exclusive)
             later = [s for s in self.workflow.states[position + 1 :] if s.name not in compiled]
             earlier += later[:1]
+        elif again and any(
+            e.event == "state" and e.state == matched.name and e.url == url
+            for e in engine.result.timeline
+        ):
+            # back where it already ran: a loop, unless a state not compiled yet applies
+            return self._break_loop(engine, matched, compiled, url)
         if not earlier:
             return None  # the usual case once states exist: no cost
         self.ctx.history = engine.result.states_visited
@@ -213,6 +216,34 @@ class Recorder:
         except Unresolved:
             return None  # undecided: the compiled state fires, as in replay
         return self._adopt(engine, spec, page, checks, strict=False)
+
+    def _break_loop(
+        self, engine: Engine, matched: StateSpec, compiled: set[str], url: str
+    ) -> int | None:
+        """State ``matched``, made in this run, would run again on ``url`` where it ran
+        before: take the state not compiled yet that applies there, or fail naming them
+        (a recording never loops until its timeout)."""
+        pending = [s for s in self.workflow.states if s.name not in compiled]
+        self.ctx.history = engine.result.states_visited
+        why = ""
+        try:
+            page = self._observe(engine)
+            spec = self.synth.select_state(self.ctx, page, [*pending, matched])
+            if spec.name != matched.name:
+                checks = self.synth.define_triggers(self.ctx, page, spec)
+                index = self._adopt(engine, spec, page, checks, strict=False)
+                if index is not None:
+                    return index
+        except Unresolved as exc:
+            why = f": {exc}"
+        names = ", ".join(repr(s.name) for s in pending) or "none"
+        raise SynthesisFailed(
+            f"state {matched.name!r} would run again on {url}, where it already ran (a "
+            f"loop); the states not synthesised yet ({names}) could not be verified on "
+            f"this page{why}. Write their triggers literally (\"The page says '...'\", "
+            "\"The URL contains '...'\"), or give the state 'repeat' if it is meant to run "
+            "again"
+        )
 
     def _adopt(
         self,
@@ -272,7 +303,7 @@ class Recorder:
             pinned.insert(0, Check(type="url", params={"url": url}))
             engine.put_state(other.model_copy(update={"checks": pinned}))
             engine.event(
-                "state",
+                "record",
                 state=other.name,
                 url=page.url,
                 detail=f"pinned to {url}: its checks also held on the page of {spec.name!r}",

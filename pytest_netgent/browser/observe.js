@@ -50,6 +50,15 @@ function clean(text) {
   return (text || "").replace(/\s+/g, " ").trim();
 }
 
+// A node's text as a name: its rendered text, else (an icon) its images' alt texts and
+// inner aria-labels, as accessible-name computation reads them.
+function textOf(node) {
+  const text = clean(node.innerText);
+  if (text) return text;
+  return clean(Array.from(node.querySelectorAll("img[alt], svg[aria-label], [aria-label]"))
+    .map((n) => n.getAttribute("alt") || n.getAttribute("aria-label")).join(" "));
+}
+
 function labelOf(el) {
   if (el.getAttribute("aria-label")) return clean(el.getAttribute("aria-label"));
   const by = el.getAttribute("aria-labelledby");
@@ -60,10 +69,10 @@ function labelOf(el) {
   }
   if (el.id) {
     const l = document.querySelector("label[for=" + q(el.id) + "]");
-    if (l && clean(l.innerText)) return clean(l.innerText);
+    if (l && textOf(l)) return textOf(l);
   }
   const wrap = el.closest("label");
-  if (wrap && clean(wrap.innerText)) return clean(wrap.innerText);
+  if (wrap && textOf(wrap)) return textOf(wrap);
   return "";
 }
 
@@ -72,7 +81,7 @@ function nameOf(el) {
   return labelOf(el) || clean(el.getAttribute("placeholder")) || clean(el.getAttribute("alt"))
     || clean(el.getAttribute("title"))
     || (tag === "input" && ["submit", "button"].includes(el.type) ? clean(el.value) : "")
-    || (["input", "textarea", "select"].includes(tag) ? "" : clean(el.innerText).slice(0, 80));
+    || (["input", "textarea", "select"].includes(tag) ? "" : textOf(el).slice(0, 80));
 }
 
 function classSelector(el) {

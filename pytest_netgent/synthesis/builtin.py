@@ -571,6 +571,11 @@ class BuiltinSynthesiser:
                 except Unresolved:
                     if target.role:
                         raise
+                    name = (m[1] or m[2]).strip()
+                    if re.fullmatch(r"[A-Z0-9][\w.-]*(?: [A-Z0-9][\w.-]*){0,2}", name):
+                        # a name or number ("Ruritania is listed", "City 001 is shown"):
+                        # the words on the page, or the state does not apply here
+                        return [self._text(ctx, page, f"'{name}'")]
             heading, named = _heading(target, page)
             if not heading.selectors:
                 raise Unresolved(f"no selector for heading {heading.text!r}")
