@@ -33,6 +33,13 @@ def _headers(raw: Any) -> list[dict[str, str]]:
     return out
 
 
+def _status_text(extra: dict[str, Any]) -> str:
+    """The reason phrase of the raw header text the network service reported, if any."""
+    first = str(extra.get("headersText") or "").split("\r\n", 1)[0]
+    parts = first.split(" ", 2)
+    return parts[2] if len(parts) == 3 and parts[0].startswith("HTTP/") else ""
+
+
 def _http_version(protocol: str) -> str:
     return {"h2": "HTTP/2", "h3": "HTTP/3", "http/1.0": "HTTP/1.0"}.get(
         protocol.lower(), "HTTP/1.1" if protocol else ""
@@ -79,11 +86,24 @@ class _Request:
             )
             request["postData"] = {"mimeType": mime, "text": post}
         timing = res.get("timing") or {}
-        status = int(res.get("status") or 0)
-        content_type = str(res.get("mimeType") or "")
+        # A worker's or service worker's own fetches are answered in the worker's session:
+        # the page's log may hold only the network service's extra info for them
+        extra = self.extra_response
+        status = int(res.get("status") or extra.get("statusCode") or 0)
+        content_type = str(
+            res.get("mimeType")
+            or next(
+                (
+                    str(v).split(";")[0].strip()
+                    for k, v in (extra.get("headers") or {}).items()
+                    if k.lower() == "content-type"
+                ),
+                "",
+            )
+        )
         response: dict[str, Any] = {
             "status": status,
-            "statusText": str(res.get("statusText") or ""),
+            "statusText": str(res.get("statusText") or _status_text(extra)),
             "httpVersion": _http_version(str(res.get("protocol", ""))),
             "cookies": [],
             "headers": _headers(self.extra_response.get("headers") or res.get("headers")),

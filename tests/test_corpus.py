@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -45,3 +46,26 @@ def test_a_narrow_window_changes_what_the_docs_site_shows(tmp_path: Path) -> Non
     assert "2 failed" in done.stdout
     assert "click css selector='input.md-search__input') failed" in done.stdout
     assert "element not interactable" in done.stdout
+
+
+def test_a_web_worker_script_has_its_status_in_the_har(tmp_path: Path) -> None:
+    # MkDocs Material runs its search index in a web worker: the worker's script was
+    # served (200, or 304 when revalidated), and the HAR says so (the page's log has no
+    # response for it)
+    artifacts = tmp_path / "artifacts"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus/docs/docs.netgent.yaml::search-docs", "-q",
+         "-p", "no:randomly", "--netgent-capture=har", f"--netgent-artifacts={artifacts}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    (har,) = artifacts.rglob("*.har")
+    entries = json.loads(har.read_text())["log"]["entries"]
+    workers = [e for e in entries if "/workers/search." in e["request"]["url"]]
+    assert workers, [e["request"]["url"] for e in entries]
+    for entry in workers:
+        assert entry["response"]["status"] in (200, 304), entry["response"]
+        if entry["response"]["status"] == 200:  # a 304 carries no content type
+            assert "javascript" in entry["response"]["content"]["mimeType"]
+    assert all(e["response"]["status"] for e in entries if "_error" not in e["response"])
