@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
 from .browser.page import Tick, evaluate
-from .browser.session import START_PAGES, browser_gone, origin_of
+from .browser.session import START_PAGES, browser_gone, focus_tab, origin_of
 from .browser.video import QoeSample, VideoSampler
 from .errors import (
     BrowserError,
@@ -601,7 +601,7 @@ class Engine:
         if tick.error.startswith("window closed"):
             handles = self.driver.window_handles
             if handles:
-                self.driver.switch_to.window(handles[-1])
+                focus_tab(self.driver, handles[-1])
         else:
             time.sleep(0.01)  # the next document is loading; let it commit
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError
-from .session import browser_gone
+from .session import browser_gone, focus_tab
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -488,7 +488,7 @@ class Actions:
             return handles[index]
 
         handle = self._until(f"switch_tab: no tab matches {params}", attempt)
-        self.driver.switch_to.window(handle)
+        focus_tab(self.driver, handle)
 
     def go_back(self, params: dict[str, Any]) -> None:
         """Go back one page in the tab's history."""

@@ -12,6 +12,7 @@ import io
 import logging
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -460,3 +461,26 @@ def _has_cdp(driver: WebDriver) -> bool:
     return hasattr(driver, "execute_cdp_cmd") or (
         getter is not None and getter(CDP_COMMAND) is not None
     )
+
+
+def focus_tab(driver: Any, handle: str) -> None:
+    """Switch WebDriver to tab ``handle`` and bring it to the front, as a person who
+    looks at a tab does: a background tab gets no animation frames, so pages that render
+    in them (single-page apps) would never update there."""
+    driver.switch_to.window(handle)
+    bring = getattr(driver, "execute_cdp_cmd", None)
+    if bring is None:
+        return  # a remote browser without the protocol
+    # A tab that has just opened may still be taking its place (its opener keeps the
+    # front until then): ask until the page says it is visible, two seconds at most.
+    deadline = time.monotonic() + 2.0
+    while True:
+        try:
+            bring("Page.bringToFront", {})
+            if driver.execute_script("return document.visibilityState") == "visible":
+                return
+        except Exception:
+            return
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
