@@ -40,4 +40,5 @@ STATES_PROPERTY = "netgent_states"
 plain string, so junitxml shows it as it is)."""
 
 CAPTURE_PROPERTY = "netgent_capture"
-"""Report property (teardown): the item's row of ``manifest.csv``."""
+"""Report property (teardown): the item's row of ``manifest.csv``, as a JSON object in a
+string (junitxml writes properties as strings)."""

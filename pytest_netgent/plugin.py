@@ -7,6 +7,7 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import warnings
 from collections.abc import Callable, Generator, Iterator
@@ -474,8 +475,8 @@ class CaptureLog:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
-            if name == CAPTURE_PROPERTY and isinstance(value, dict):
-                self.rows.append(value)
+            if name == CAPTURE_PROPERTY and isinstance(value, str):
+                self.rows.append(json.loads(value))
 
     def pytest_sessionfinish(self) -> None:
         from .capture import write_manifest
@@ -610,7 +611,9 @@ def _capture_outcome(item: pytest.Item, when: str, report: pytest.TestReport) ->
         capture.outcome = "passed"
     if capture.folder.is_dir():
         capture.save()
-    report.user_properties.append((CAPTURE_PROPERTY, capture.row(settings.capture.root)))
+    # a JSON string: junitxml shows it as it is (a dict would be its Python repr)
+    row = json.dumps(capture.row(settings.capture.root))
+    report.user_properties.append((CAPTURE_PROPERTY, row))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

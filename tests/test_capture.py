@@ -12,6 +12,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -432,11 +433,16 @@ def test_a_failed_item_keeps_its_captures_marked_failed(project: Project) -> Non
     )
     artifacts = project.path / "out"
     result = project.run(
-        "--netgent-capture=har", f"--netgent-artifacts={artifacts}", "--netgent-state-timeout=2"
-    )
+        "--netgent-capture=har", f"--netgent-artifacts={artifacts}", "--netgent-state-timeout=2",
+        "--junitxml=junit.xml", "-o", "junit_family=xunit1",
+    )  # fmt: skip
     result.assert_outcomes(failed=1)
     (row,) = list(read_rows(artifacts / "manifest.csv"))
     assert row["outcome"] == "failed" and row["category"] == "scraping"
+    # the report's copy of the row reads as JSON in junitxml, not as a Python repr
+    junit = ET.parse(project.path / "junit.xml").getroot()
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert json.loads(props["netgent_capture"])["outcome"] == "failed"
     har = json.loads((artifacts / row["har"]).read_text())
     urls = [e["request"]["url"] for e in har["log"]["entries"]]
     assert any("streaming" in url for url in urls), urls  # the search it ran
