@@ -425,6 +425,9 @@ class Engine:
                 continue
             self._last_tick = tick
             self._see_url(tick.href)
+            if tick.hidden:  # the tab the run works in went to the background: show it
+                with contextlib.suppress(Exception):
+                    focus_tab(self.driver, self.driver.current_window_handle)
             if not tick.matched:
                 continue
             if len(tick.matched) > 1 and not s.allow_multiple_states:

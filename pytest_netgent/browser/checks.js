@@ -181,7 +181,8 @@ function evaluate() {
     status = (nav && nav.responseStatus) || 0;
   }
   return {doc, href, title: document.title, results, matched,
-          ready: document.readyState, net_error: netError, status};
+          ready: document.readyState, net_error: netError, status,
+          hidden: document.visibilityState === "hidden"};
 }
 
 const started = performance.now();

@@ -35,6 +35,8 @@ class Tick:
     """Chromium's error code when it shows its own error page (``ERR_CONNECTION_REFUSED``)."""
     status: int = 0
     """The HTTP status the server answered the page's document with (0: unknown)."""
+    hidden: bool = False
+    """The page's tab is in the background (no animation frames: it may not render)."""
 
     @property
     def ok(self) -> bool:
@@ -85,6 +87,7 @@ def evaluate(
         qoe=list(raw.get("qoe") or []),
         net_error=str(raw.get("net_error") or ""),
         status=int(raw.get("status") or 0),
+        hidden=bool(raw.get("hidden")),
     )
 
 

@@ -472,8 +472,8 @@ def focus_tab(driver: Any, handle: str) -> None:
     if bring is None:
         return  # a remote browser without the protocol
     # A tab that has just opened may still be taking its place (its opener keeps the
-    # front until then): ask until the page says it is visible, two seconds at most.
-    deadline = time.monotonic() + 2.0
+    # front until then): ask until the page says it is visible, five seconds at most.
+    deadline = time.monotonic() + 5.0
     while True:
         try:
             bring("Page.bringToFront", {})
