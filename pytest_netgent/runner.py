@@ -62,6 +62,8 @@ class BrowserPool:
         """With ``--netgent-capture``: starts the browser with the capture flags."""
         self.log_filter = SecretLogFilter()
         """Keeps the secrets this browser was given out of the libraries' logs."""
+        self._window: tuple[int, int] | None = None
+        """The size the running browser's window was given (None: the options' size)."""
 
     @property
     def driver(self) -> WebDriver:
@@ -85,7 +87,7 @@ class BrowserPool:
     def size_window(self, size: tuple[int, int]) -> None:
         """Give the browser window ``size`` (width, height) unless it has it already."""
         driver = self.driver
-        current: tuple[int, int] = getattr(self, "_window", self.options.window_size)
+        current = self._window or self.options.window_size
         if tuple(size) != tuple(current):
             try:
                 driver.set_window_size(*size)
@@ -109,7 +111,7 @@ class BrowserPool:
     def close(self) -> None:
         """Stop the browser, if one runs."""
         self.log_filter.remove()
-        self.__dict__.pop("_window", None)  # a new browser starts at the options' size
+        self._window = None  # a new browser starts at the options' size
         if self._driver is not None:
             driver, self._driver = self._driver, None
             with contextlib.suppress(Exception):  # already dead: nothing to stop
