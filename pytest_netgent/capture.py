@@ -350,8 +350,9 @@ class CapturedBrowser:
         self._log: _BrowserLog | None = None
         self._keylog_offset = 0
 
-    def launch(self) -> WebDriver:
-        """Start a browser with the capture flags."""
+    def launch(self, options: BrowserOptions | None = None) -> WebDriver:
+        """Start a browser as ``options`` say (default: this capture's), with the
+        capture flags."""
         from .browser.session import start_browser
 
         self._count += 1
@@ -363,8 +364,8 @@ class CapturedBrowser:
             flags.append(f"--log-net-log={log.netlog}")
         if self.settings.sslkeylog:
             flags.append(f"--ssl-key-log-file={log.keylog}")
-        options = dataclasses.replace(self.options, args=[*self.options.args, *flags])
-        driver = start_browser(options)
+        base = options or self.options
+        driver = start_browser(dataclasses.replace(base, args=[*base.args, *flags]))
         self._log = log
         self._keylog_offset = 0
         return driver

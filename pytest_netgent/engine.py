@@ -29,9 +29,10 @@ from urllib.parse import urlsplit
 
 from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
-from .browser.page import Tick, evaluate
+from .browser.page import Tick, evaluate, watch_requests
 from .browser.session import START_PAGES, browser_gone, focus_tab, origin_of
 from .browser.video import QoeSample, VideoSampler
+from .browser.watchdog import Watchdog
 from .errors import (
     BrowserError,
     CheckOutcome,
@@ -51,6 +52,11 @@ if TYPE_CHECKING:
 
 TICK_MS = 500
 """Longest in-page wait of one tick; limits are checked between ticks."""
+
+CHECKING = "the checks of the candidate states ran"
+HANG_S = 10.0
+"""How long a tick may outlast its in-page wait before the page counts as hung (a script
+that never returns); never later than the workflow timeout."""
 
 
 @dataclass
@@ -117,6 +123,20 @@ class RunSettings:
     output_dir: Path | None = None
     """Where relative output paths of actions (``start_stats_logging``'s ``out_path``)
     are resolved; default: the current folder."""
+    watch_requests: bool = True
+    """Watch the page's requests so a slow server is not reported as UI drift (off in
+    UC mode, whose pages must not see any change to ``fetch``)."""
+
+
+SLOW_MS = 1000
+"""A request unanswered this long when a state timed out makes the failure a slow
+server's, not UI drift."""
+
+
+def _unanswered(tick: Tick) -> str:
+    """The page's requests that waited at least :data:`SLOW_MS`, described; or ``""``."""
+    slow = [(m, u, ms) for m, u, ms in tick.pending or () if ms >= SLOW_MS]
+    return ", ".join(f"{m} {u} unanswered after {ms / 1000:.1f}s" for m, u, ms in slow)
 
 
 class _DurationOver(Exception):
@@ -226,6 +246,9 @@ class Engine:
         self.sampler = VideoSampler(
             driver, time.time(), self.redact, settings.output_dir or Path.cwd()
         )
+        self.watchdog = Watchdog(driver)
+        self._watched: set[str] = set()
+        """Documents whose tab was told to watch its requests in this run."""
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -325,7 +348,9 @@ class Engine:
         try:
             self._loop()
             # a browser that died during the last state's actions (a wait) did not pass
-            self.driver.execute_script("return 1")
+            with self._guard(HANG_S, "the run ended"):
+                self.driver.execute_script("return 1")
+            self._hung()
         except BrowserError as exc:
             dead = True
             self._fail(exc, self.redact(str(exc)))
@@ -344,6 +369,7 @@ class Engine:
             self.result.passed = False
             self._fail(gone, str(gone))
         finally:
+            self.watchdog.close()
             self.result.duration = time.monotonic() - self._t0
             if not dead:
                 self._stop_sampling()
@@ -416,7 +442,11 @@ class Engine:
             exclude = None
             if last_fired is not None and repeats >= self.states[last_fired].repeat:
                 exclude = {"state": last_fired, "doc": last_page[0], "href": last_page[1]}
-            tick = evaluate(self.driver, self._checks, exclude, max(wait_ms, 0), fresh=self._fresh)
+            with self._guard(max(wait_ms, 0) / 1000 + HANG_S, CHECKING):
+                tick = evaluate(
+                    self.driver, self._checks, exclude, max(wait_ms, 0), fresh=self._fresh
+                )
+            self._hung()
             self.result.ticks += 1
             if tick.qoe:
                 self.sampler.collect(tick.qoe)
@@ -425,6 +455,10 @@ class Engine:
                 continue
             self._last_tick = tick
             self._see_url(tick.href)
+            if tick.pending is None and s.watch_requests and tick.doc not in self._watched:
+                self._watched.add(tick.doc)
+                with contextlib.suppress(Exception):  # a page that navigates meanwhile
+                    watch_requests(self.driver)
             if tick.hidden:  # the tab the run works in went to the background: show it
                 with contextlib.suppress(Exception):
                     focus_tab(self.driver, self.driver.current_window_handle)
@@ -578,8 +612,11 @@ class Engine:
             self.driver, self.settings.state_timeout, self.check_navigation, deadline, self.sampler
         )
         self._event("action", state=state, action=action.describe())
+        doing = f"state {state!r} ran action {number} ({action.describe()})"
         try:
-            actions.run(action.type, substitute(action.params, self.values))
+            with self._guard(deadline - time.monotonic() + 1.0, doing):
+                actions.run(action.type, substitute(action.params, self.values))
+            self._hung()
         except ActionFailed as exc:
             raise ActionFailed(
                 f"state {state!r}, action {number} ({action.describe()}) failed: "
@@ -591,10 +628,13 @@ class Engine:
                 self._see_url(url)
 
     def _navigate(self, url: str) -> None:
-        actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation)
+        deadline = self._t0 + self.settings.timeout
+        actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation, deadline)
         self._event("action", action=f"navigate {self.redact(url)!r}", detail="start_url")
         try:
-            actions.navigate({"url": url})
+            with self._guard(deadline - time.monotonic() + 1.0, "the start_url loaded"):
+                actions.navigate({"url": url})
+            self._hung()
         except ActionFailed as exc:
             raise self._drift(f"start_url: {self.redact(str(exc))}", fresh=True) from None
         self._see_url(self._current_url())
@@ -613,6 +653,49 @@ class Engine:
             return str(self.driver.current_url)
         except Exception:  # a closed window or dead browser still ends the run cleanly
             return self._url
+
+    # ------------------------------------------------------------------ hangs
+
+    def _guard(self, seconds: float, doing: str) -> contextlib.AbstractContextManager[None]:
+        """Arm the watchdog for a WebDriver call, never past the workflow timeout."""
+        left = self._t0 + self.settings.timeout - time.monotonic() + 1.0
+        return self.watchdog.guard(min(seconds, left), doing)
+
+    def _hung(self) -> None:
+        """Raise if the watchdog had to stop the last call: the page never answered."""
+        doing = self.watchdog.fired
+        if not doing:
+            return
+        context = DriftContext(
+            step=self.result.steps,
+            last_state=self._last_state,
+            url=self.redact(self._url),
+            title=self.redact(self._last_tick.title),
+        )
+        scripts = [
+            repr(state.name)
+            for state in self.states
+            if any(check.type == "script" for check in state.checks)
+        ]
+        if doing == CHECKING and scripts:
+            suspect, cause = (
+                f"a script check (of {', '.join(scripts)}) never returns",
+                "script error",
+            )
+        elif doing == CHECKING:
+            suspect, cause = "a script of the page never returns", "script error"
+        else:
+            suspect, cause = (
+                "the page never finished loading or a script of it never returns",
+                "timeout",
+            )
+        raise ReplayError(
+            f"the page stopped answering while {doing}: {suspect}; its tab was closed to "
+            "stop it (fix the script, or the site)",
+            context,
+            workflow=self.workflow,
+            cause=cause,
+        )
 
     # ------------------------------------------------------------------ reporting
 
@@ -650,6 +733,13 @@ class Engine:
             reason = (
                 f"the server answered {tick.status} for {page} (a fault of the site, not "
                 f"of the workflow); {reason}"
+            )
+        elif cause == "UI drift" and (slow := _unanswered(tick)):
+            cause = "timeout"
+            reason = (
+                f"the page was still waiting for its server: {slow} (a slow server or API, "
+                "not a UI change; raise 'state_timeout' if the site is this slow); "
+                f"{reason}"
             )
         context = DriftContext(
             step=self.result.steps,

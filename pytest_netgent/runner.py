@@ -10,15 +10,28 @@ Workflow items use it, and so can Python tests::
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import dataclasses
+import functools
+import os
 import shutil
+import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import store
 from .automaton import Automaton, State
-from .browser.session import BrowserOptions, browser_gone, reset_browser, start_browser
+from .browser.page import watch_requests
+from .browser.session import (
+    BrowserOptions,
+    browser_gone,
+    end_profile_processes,
+    reset_browser,
+    start_browser,
+)
 from .capture import CLEAR_NETWORK_STATE, CapturedBrowser
 from .engine import Engine, RunResult, RunSettings
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
@@ -35,6 +48,26 @@ if TYPE_CHECKING:
 
 # Files a running Chromium keeps in its profile: a copy must not carry them over.
 _PROFILE_SKIP = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile", "*.lock")
+
+
+def _short_temp() -> str:
+    """The temporary folder, or ``/tmp`` if its path is too long for Chromium, whose
+    single-instance socket (``TMPDIR/.org.chromium.Chromium.XXXXXX/SingletonSocket``
+    under the browser's folder) must fit the 107 bytes of a Unix socket address."""
+    temp = tempfile.gettempdir()
+    return temp if len(temp) <= 40 or not Path("/tmp").is_dir() else "/tmp"
+
+
+def _remove_profile(home: str) -> None:
+    """End what still runs on the throw-away browser folder ``home`` (a browser whose
+    driver was killed) and remove it, profile and scratch files alike."""
+    end_profile_processes(str(Path(home) / "profile"))
+    deadline = time.monotonic() + 3.0
+    while True:  # a helper of the browser may still be closing its last files
+        shutil.rmtree(home, ignore_errors=True)
+        if not os.path.lexists(home) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
 
 
 def copy_profile(source: Path, into: Path) -> Path:
@@ -64,6 +97,8 @@ class BrowserPool:
         """Keeps the secrets this browser was given out of the libraries' logs."""
         self._window: tuple[int, int] | None = None
         """The size the running browser's window was given (None: the options' size)."""
+        self._profile: Callable[[], None] | None = None
+        """Removes the running local browser's throw-away profile (see :meth:`start`)."""
 
     @property
     def driver(self) -> WebDriver:
@@ -78,10 +113,24 @@ class BrowserPool:
     def start(self) -> WebDriver:
         """Start the browser unless it runs; raises :class:`BrowserError` if it cannot."""
         if self._driver is None:
+            options = self.options
+            if not (options.user_data_dir or options.remote or options.uc):
+                # A profile folder of our own, not ChromeDriver's: whatever kills the driver
+                # (a crash, Ctrl-C), close() still finds the browser by it and removes it.
+                home = Path(tempfile.mkdtemp(prefix="netgent-browser-", dir=_short_temp()))
+                (home / "tmp").mkdir()
+                self._profile = functools.partial(_remove_profile, str(home))
+                atexit.register(self._profile)
+                options = dataclasses.replace(
+                    options, user_data_dir=str(home / "profile"), temp_dir=str(home / "tmp")
+                )
             if self.capture is not None:
-                self._driver = self.capture.launch()
+                self._driver = self.capture.launch(options)
             else:
-                self._driver = start_browser(self.options)
+                self._driver = start_browser(options)
+            if not self.options.uc:  # UC pages must not see fetch change
+                with contextlib.suppress(Exception):  # a browser without DevTools
+                    watch_requests(self._driver)
         return self._driver
 
     def size_window(self, size: tuple[int, int]) -> None:
@@ -118,6 +167,10 @@ class BrowserPool:
                 driver.quit()
             if self.capture is not None:
                 self.capture.closed()
+        if self._profile is not None:
+            remove, self._profile = self._profile, None
+            atexit.unregister(remove)
+            remove()
 
 
 def find_workflow(path: Path, name: str | None) -> LoadedWorkflow:
@@ -254,6 +307,7 @@ class NetgentBrowser:
             screenshot_dir=artifacts,
             duration=spec.duration,
             output_dir=artifacts,
+            watch_requests=not self._pool.options.uc,
         )
         recorder = None
         if record_mode:

@@ -162,6 +162,8 @@ class NetGent:
             transition_period=float(cfg["transition_period"]),
             duration=float(cfg["duration"]) if cfg["duration"] else None,
             output_dir=Path(output_dir) if output_dir is not None else None,
+            # an undetected (SeleniumBase UC) browser's pages must not see fetch change
+            watch_requests="seleniumbase" not in type(self.driver).__module__,
         )
         recorder = None
         order = [p.name for p in prompts] or [s.name for s in repository.states]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
 
 from fixtures import serve
+from fixtures.http import AppServer, Request, Response
 
 from .helpers import Project
 
@@ -25,3 +27,43 @@ def project(pytester: pytest.Pytester, base_url: str) -> Project:
     """An empty workflow project against the original local sites."""
     pytester.makeini("[pytest]\nnetgent_state_timeout = 3\n")
     return Project(pytester, base_url)
+
+
+class SlowApp:
+    """A site whose server takes ``seconds`` (query parameter) to answer: ``/page`` is a
+    slow document, ``/api`` a slow JSON call, ``/app`` a quick page that shows the slow
+    call's answer once it comes."""
+
+    prefix = "/"
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    def handle(self, req: Request) -> Response | None:
+        seconds = float(req.query.get("seconds", ["0"])[0])
+        if req.path == "/app":
+            return Response.html(
+                "<!doctype html><title>App</title><h1>App</h1><ul id=items></ul><script>"
+                f"fetch('/api?seconds={seconds:g}').then(r => r.json()).then(items => "
+                "document.querySelector('#items').innerHTML = "
+                "items.map(i => '<li>' + i + '</li>').join(''));</script>"
+            )
+        self.closed.wait(seconds)  # the server's stop ends the wait
+        if req.path == "/page":
+            return Response.html("<!doctype html><title>Slow</title><p>slow page</p>")
+        if req.path == "/api":
+            return Response.json(["one", "two"])
+        return None
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+@pytest.fixture
+def slow_server() -> Iterator[str]:
+    """URL of a site whose server answers as slowly as it is asked to."""
+    server = AppServer([SlowApp()]).start()
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -3,9 +3,17 @@ that should not. One case per finding, each asserting the exact outcome."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +22,7 @@ import pytest
 from pytest_netgent import store
 from pytest_netgent.automaton import Automaton, State
 
-from .helpers import Project
+from .helpers import QUIET, Project
 
 # --------------------------------------------------------------------------- data loss
 
@@ -676,3 +684,212 @@ def test_a_failure_header_names_the_item_with_its_parameters(project: Project) -
     result.stdout.fnmatch_lines(
         ["UI drift in workflow 'user-search[[]alice[]]' (users.netgent.yaml:*)"]
     )
+
+
+HUNG = """
+name: hung
+start_url: "{base_url}/wiki/"
+timeout: 6
+states:
+  - name: Home
+    triggers: [The page says Main page]
+    end: Home
+"""
+
+
+def test_a_script_check_that_never_returns_fails_its_item_only(project: Project) -> None:
+    path = project.workflow("hung", HUNG)
+    spin = {"type": "script", "params": {"script": "(() => { while (true) {} })()"}}
+    project.raw_states(path, "hung", [{"name": "Home", "checks": [spin], "end_state": "Home"}])
+    project.workflow("fine", HUNG.replace("hung", "fine"))
+    project.raw_states(
+        project.path / "fine.netgent.yaml",
+        "fine",
+        [{"name": "Home", "checks": [{"type": "text", "params": {"text": "Featured"}}],
+          "end_state": "Home"}],
+    )  # fmt: skip
+    result = project.run("-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "script error in workflow 'hung'*",
+            "  reason: the page stopped answering while the checks of the candidate states "
+            "ran: a script check (of 'Home') never returns; its tab was closed to stop it*",
+        ]
+    )
+    assert "heal with" not in result.stdout.str()
+
+
+def test_a_page_load_gets_only_what_is_left_of_the_workflow_timeout(
+    project: Project, slow_server: str
+) -> None:
+    project.workflow(
+        "slow",
+        f"""
+        name: slow
+        start_url: "{slow_server}/page?seconds=30"
+        timeout: 3
+        states:
+          - name: Page
+            triggers: [The page says slow]
+            end: Page
+        """,
+    )
+    project.raw_states(
+        project.path / "slow.netgent.yaml",
+        "slow",
+        [{"name": "Page", "checks": [{"type": "text", "params": {"text": "slow"}}],
+          "end_state": "Page"}],
+    )  # fmt: skip
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*start_url: navigate: */page?seconds=30 did not finish loading within *s (what was "
+         "left of the workflow's timeout; raise 'timeout' if it needs longer)*"]
+    )  # fmt: skip
+    assert float(result.duration) < 20
+
+
+def test_a_slow_api_is_a_timeout_not_ui_drift(project: Project, slow_server: str) -> None:
+    path = project.workflow(
+        "items",
+        f"""
+        name: items
+        start_url: "{slow_server}/app?seconds=30"
+        states:
+          - name: Items
+            triggers: [The list shows one]
+            end: Items
+        """,
+    )
+    project.raw_states(
+        path,
+        "items",
+        [{"name": "Items", "checks": [{"type": "text", "params": {"text": "one"}}],
+          "end_state": "Items"}],
+    )  # fmt: skip
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "timeout in workflow 'items'*",
+            f"  reason: the page was still waiting for its server: GET {slow_server}/api?"
+            "seconds=30 unanswered after *s (a slow server or API, not a UI change; raise "
+            "'state_timeout' if the site is this slow); no state matched the page within 3s*",
+        ]
+    )
+    assert "heal with" not in result.stdout.str()
+
+
+def leftovers(tmp: Path) -> tuple[list[str], list[int]]:
+    """What browsers left in the temporary folder ``tmp`` (profiles, sockets, scratch
+    folders) and the processes still running with their files there (a renderer names
+    no folder on its command line, but its environment's TMPDIR is there)."""
+    folders = sorted(p.name for p in tmp.iterdir())
+    mine = str(tmp).encode()
+    running = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                seen = Path(f"/proc/{entry}/cmdline").read_bytes()
+                seen += Path(f"/proc/{entry}/environ").read_bytes()
+            except OSError:
+                continue
+            if b"--user-data-dir=" + mine in seen or b"TMPDIR=" + mine in seen:
+                running.append(int(entry))
+    return folders, running
+
+
+KILL_DRIVER = """
+import os, signal, threading, time
+import pytest
+
+@pytest.fixture(autouse=True)
+def kill_the_driver_of_the_victim(request):
+    if "victim" in request.node.name:
+        driver = request.getfixturevalue("netgent_browser_pool").start()
+        pid = driver.service.process.pid
+
+        def kill():
+            time.sleep(1.5)  # the victim is waiting in its first state
+            os.kill(pid, signal.SIGKILL)
+
+        threading.Thread(target=kill, daemon=True).start()
+    yield
+"""
+
+WAITS = """
+name: {name}
+start_url: "{{base_url}}/wiki/"
+states:
+  - name: Home
+    triggers: [The search box is visible]
+    actions: [Wait {seconds} seconds]
+    end: waited
+"""
+
+
+SEARCH_BOX = {"by": "css selector", "selector": "#search-input"}
+
+
+def waiting_workflow(project: Project, name: str, seconds: int) -> None:
+    path = project.workflow(name, WAITS.format(name=name, seconds=seconds))
+    project.raw_states(
+        path,
+        name,
+        [{"name": "Home", "checks": [{"type": "element", "params": SEARCH_BOX}],
+          "actions": [{"type": "wait", "params": {"seconds": seconds}}], "end_state": "waited"}],
+    )  # fmt: skip
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """An empty temporary folder short enough for the browser to keep its files in."""
+    folder = Path(tempfile.mkdtemp(prefix="ng-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_killed_driver_leaves_no_browser_behind(
+    project: Project, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp = short_tmp
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    waiting_workflow(project, "victim", 4)
+    waiting_workflow(project, "after", 1)
+    project.pytester.makeconftest(KILL_DRIVER)
+    result = project.run_subprocess("-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*the browser crashed or stopped answering at step 1*"])
+    assert leftovers(tmp) == ([], [])
+
+
+def test_ctrl_c_of_a_parallel_run_leaves_no_browser_or_profile(
+    project: Project, short_tmp: Path
+) -> None:
+    tmp = short_tmp
+    for n in range(4):
+        waiting_workflow(project, f"long{n}", 30)
+    command = [sys.executable, "-m", "pytest", *QUIET, "-n", "2", "-p", "no:randomly",
+               f"--netgent-base-url={project.base_url}"]  # fmt: skip
+    run = subprocess.Popen(
+        command,
+        cwd=project.path,
+        env={**os.environ, "TMPDIR": str(tmp)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(leftovers(tmp)[0]) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(leftovers(tmp)[0]) == 2, "both workers' browsers started"
+        time.sleep(4)  # both items are inside their wait
+        os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        run.wait(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    time.sleep(1)  # what the browser's own helpers end on their own
+    assert leftovers(tmp) == ([], [])

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError
-from .session import browser_gone, focus_tab
+from .session import PAGE_LOAD_S, browser_gone, focus_tab
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -221,14 +221,25 @@ class Actions:
         self.check_url(url)
         from selenium.common.exceptions import TimeoutException, WebDriverException
 
+        limit, why = PAGE_LOAD_S, "the page-load limit"
+        if self.deadline is not None and self.deadline - time.monotonic() < limit:
+            limit = max(self.deadline - time.monotonic(), 0.5)
+            why = "what was left of the workflow's timeout; raise 'timeout' if it needs longer"
+            self.driver.set_page_load_timeout(limit)
         try:
             self.driver.get(url)
         except TimeoutException:
-            raise ActionFailed(f"navigate: {url} did not finish loading in time") from None
+            raise ActionFailed(
+                f"navigate: {url} did not finish loading within {limit:.3g}s ({why})"
+            ) from None
         except WebDriverException as exc:
             if browser_gone(exc):
                 raise  # a dead browser, reported as such by the engine
             raise ActionFailed(f"navigate: cannot open {url}: {_short(exc)}") from None
+        finally:
+            if limit != PAGE_LOAD_S:
+                with contextlib.suppress(WebDriverException):
+                    self.driver.set_page_load_timeout(PAGE_LOAD_S)
 
     def click(self, params: dict[str, Any]) -> None:
         """Click the element (at ``percentage`` of its width, default the middle); fall

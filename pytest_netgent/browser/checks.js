@@ -180,9 +180,15 @@ function evaluate() {
     const nav = performance.getEntriesByType && performance.getEntriesByType("navigation")[0];
     status = (nav && nav.responseStatus) || 0;
   }
+  // the page's requests still unanswered, oldest first (null: not watched in this page)
+  const waiting = window.__netgentPending;
+  const now = performance.now();
+  const pending = waiting ? Array.from(waiting.values())
+    .map(([method, url, since]) => [method, url, Math.round(now - since)])
+    .sort((a, b) => b[2] - a[2]).slice(0, 3) : null;
   return {doc, href, title: document.title, results, matched,
           ready: document.readyState, net_error: netError, status,
-          hidden: document.visibilityState === "hidden"};
+          hidden: document.visibilityState === "hidden", pending};
 }
 
 const started = performance.now();

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from .session import browser_gone
+from .session import browser_gone, cdp
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -37,6 +37,10 @@ class Tick:
     """The HTTP status the server answered the page's document with (0: unknown)."""
     hidden: bool = False
     """The page's tab is in the background (no animation frames: it may not render)."""
+    pending: list[tuple[str, str, int]] | None = None
+    """The page's requests still waiting for an answer, oldest first: method, URL and
+    milliseconds waited; ``None`` when the page's requests are not watched (see
+    :func:`watch_requests`)."""
 
     @property
     def ok(self) -> bool:
@@ -88,7 +92,22 @@ def evaluate(
         net_error=str(raw.get("net_error") or ""),
         status=int(raw.get("status") or 0),
         hidden=bool(raw.get("hidden")),
+        pending=None
+        if raw.get("pending") is None
+        else [(str(m), str(u), int(ms)) for m, u, ms in raw["pending"]],
     )
+
+
+@cache
+def _pending_source() -> str:
+    return resources.files(__package__).joinpath("pending.js").read_text(encoding="utf-8")
+
+
+def watch_requests(driver: WebDriver) -> None:
+    """Watch the requests of every page the current tab loads from now on (and of the
+    page it shows), so :attr:`Tick.pending` can tell a slow server from UI drift."""
+    cdp(driver, "Page.addScriptToEvaluateOnNewDocument", {"source": _pending_source()})
+    driver.execute_script(_pending_source())
 
 
 def _line(exc: Exception) -> str:

@@ -12,6 +12,7 @@ import io
 import logging
 import os
 import shutil
+import signal
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -59,6 +60,11 @@ no leak checks against Google)."""
 INSTALL_HINT = "install it with 'apt-get install -y chromium chromium-driver'"
 
 
+PAGE_LOAD_S = 60.0
+"""The longest a page may take to load; a navigation with less of the workflow's timeout
+left is given only what is left (see ``Actions.navigate``)."""
+
+
 @dataclass
 class BrowserOptions:
     """How to start the browser; built from the ``--netgent-*`` options."""
@@ -69,7 +75,7 @@ class BrowserOptions:
     chromium: str = ""
     chromedriver: str = ""
     window_size: tuple[int, int] = (1280, 900)
-    page_load_timeout: float = 60.0
+    page_load_timeout: float = PAGE_LOAD_S
     remote: str = ""
     """URL of a Selenium Grid (or any WebDriver server): start a remote session there."""
     remote_retries: int = 3
@@ -82,6 +88,8 @@ class BrowserOptions:
     """Port ChromeDriver listens on (0: any free one)."""
     network_events: bool = False
     """Log the DevTools network events (read with ``driver.get_log("performance")``)."""
+    temp_dir: str = ""
+    """The browser's ``TMPDIR`` (its sockets and scratch folders), default the process's."""
 
     def locate(self) -> tuple[str, str]:
         """Absolute paths of Chromium and ChromeDriver, or a :class:`BrowserError`."""
@@ -153,7 +161,8 @@ def start_browser(options: BrowserOptions) -> WebDriver:
 
     chrome_options = _chrome_options(options, browser)
     try:
-        service = Service(driver_path, port=options.driver_port)
+        env = {**os.environ, "TMPDIR": options.temp_dir} if options.temp_dir else None
+        service = Service(driver_path, port=options.driver_port, env=env)
         driver = webdriver.Chrome(service=service, options=chrome_options)
     except WebDriverException as exc:
         raise BrowserError(
@@ -484,3 +493,65 @@ def focus_tab(driver: Any, handle: str) -> None:
         if time.monotonic() > deadline:
             return
         time.sleep(0.05)
+
+
+def end_profile_processes(profile: str) -> list[int]:
+    """Kill every process started with ``--user-data-dir=profile``: a Chromium (and its
+    helpers) whose ChromeDriver died before it could stop them; the pids it killed.
+
+    Looks again until none is left: a browser being killed may still start a helper."""
+    killed: list[int] = []
+    deadline = time.monotonic() + 3.0
+    while found := _profile_processes(profile):
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        killed += found
+        # a killed process may still be writing into the profile until it has exited
+        while any(_alive(pid) for pid in found) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if time.monotonic() >= deadline:
+            break
+    return killed
+
+
+def _profile_processes(profile: str) -> list[int]:
+    """The live processes started with ``--user-data-dir=profile`` and all their
+    descendants (zygotes and renderers do not repeat the flag)."""
+    flag = f"--user-data-dir={profile}".encode()
+    parents: dict[int, int] = {}
+    roots = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                stat = f.read()
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] == "Z":
+            continue
+        parents[pid] = int(fields[1])
+        if flag in args:
+            roots.append(pid)
+    found = set(roots)
+    grew = True
+    while grew:
+        children = {pid for pid, parent in parents.items() if parent in found} - found
+        grew = bool(children)
+        found |= children
+    return sorted(found)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting for its parent does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
