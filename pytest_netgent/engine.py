@@ -16,6 +16,7 @@ Engine rules (see DESIGN.md):
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import fnmatch
 import re
@@ -229,6 +230,12 @@ class Engine:
         self._page_fires: tuple[tuple[str, str], dict[int, int]] = (("", ""), {})
         """The page (document, URL) and how often each state fired on it."""
         self.order = order or [s.name for s in states]
+        self._rank: dict[str, int] = {}
+        """Each name's place in :attr:`order` (its first)."""
+        for place, name in enumerate(self.order):
+            self._rank.setdefault(name, place)
+        self._ranks: list[int] = []
+        """The rank of each of :attr:`states`, ascending."""
         self._checks: list[dict[str, Any]] = []
         self._check_wait: dict[str, float] = {}
         for state in states:
@@ -287,29 +294,23 @@ class Engine:
         """
         # Checks are substituted once here: their values do not change during a run.
         checks = {"checks": [substitute(c.model_dump(), self.values) for c in state.checks]}
-        names = [s.name for s in self.states]
-        replacing = replace and state.name in names
+        replacing = replace and state.name in self._check_wait
         # NetGent's per-check timeout: the page is given at least that long to show it
         waits = [float(c.params["timeout"]) for c in state.checks if "timeout" in c.params]
         if not replacing:
             waits.append(self._check_wait.get(state.name, 0.0))
         self._check_wait[state.name] = max(waits, default=0.0)
         if replacing:
-            index = names.index(state.name)
+            index = next(i for i, s in enumerate(self.states) if s.name == state.name)
             self.states[index] = state
             self._checks[index] = checks
             return index
-        rank = self.order.index(state.name) if state.name in self.order else len(self.order)
-        index = next(
-            (
-                i
-                for i, s in enumerate(self.states)
-                if (self.order.index(s.name) if s.name in self.order else len(self.order)) > rank
-            ),
-            len(self.states),
-        )
+        # states stay sorted by their declared rank: the new one goes after its equals
+        rank = self._rank.get(state.name, len(self.order))
+        index = bisect.bisect_right(self._ranks, rank)
         self.states.insert(index, state)
         self._checks.insert(index, checks)
+        self._ranks.insert(index, rank)
         return index
 
     def evaluate_now(self, states: list[State] | None = None) -> Tick:
@@ -358,7 +359,7 @@ class Engine:
             error = (
                 exc
                 if isinstance(exc, ReplayError)
-                else self._drift(str(exc), fresh=True, cause=getattr(exc, "cause", "UI drift"))
+                else self._drift(str(exc), cause=getattr(exc, "cause", "UI drift"))
             )
             self._fail(error, error.reason)
         except Exception as exc:
@@ -444,7 +445,12 @@ class Engine:
                 exclude = {"state": last_fired, "doc": last_page[0], "href": last_page[1]}
             with self._guard(max(wait_ms, 0) / 1000 + HANG_S, CHECKING):
                 tick = evaluate(
-                    self.driver, self._checks, exclude, max(wait_ms, 0), fresh=self._fresh
+                    self.driver,
+                    self._checks,
+                    exclude,
+                    max(wait_ms, 0),
+                    fresh=self._fresh,
+                    rows=False,
                 )
             self._hung()
             self.result.ticks += 1
@@ -507,7 +513,7 @@ class Engine:
                 return
             except ActionFailed as exc:
                 if self.healer is None:
-                    raise self._drift(self.redact(str(exc)), fresh=True) from None
+                    raise self._drift(self.redact(str(exc))) from None
                 index = self.healer.action_failed(self, index, exc)
                 state = self.states[index]
             if state.end_state:
@@ -636,7 +642,7 @@ class Engine:
                 actions.navigate({"url": url})
             self._hung()
         except ActionFailed as exc:
-            raise self._drift(f"start_url: {self.redact(str(exc))}", fresh=True) from None
+            raise self._drift(f"start_url: {self.redact(str(exc))}") from None
         self._see_url(self._current_url())
 
     def _recover(self, tick: Tick) -> None:
@@ -699,17 +705,17 @@ class Engine:
 
     # ------------------------------------------------------------------ reporting
 
-    def _drift(self, reason: str, *, fresh: bool = False, cause: str = "UI drift") -> ReplayError:
+    def _drift(self, reason: str, *, cause: str = "UI drift") -> ReplayError:
         """A :class:`ReplayError` with the candidate states' checks and a screenshot.
 
-        ``fresh`` re-evaluates the page (one more round trip, only on failure) because the
-        last tick no longer describes it, e.g. after an action changed the page.
+        The page is evaluated once more with every check's result (one round trip, only
+        on failure): the run loop's ticks carry only which states matched, and an action
+        may have changed the page since.
         """
         tick = self._last_tick
-        if fresh:
-            again = evaluate(self.driver, self._checks, None, 0, fresh=self._fresh)
-            if again.ok:
-                tick = again
+        again = evaluate(self.driver, self._checks, None, 0, fresh=self._fresh)
+        if again.ok:
+            tick = again
         candidates = []
         for i, state in enumerate(self.states):
             row = tick.results[i] if i < len(tick.results) else []

@@ -6,7 +6,9 @@
 //            while the page (document and URL) is unchanged,
 //   wait_ms: how long to wait in the page for a state to match before answering,
 //   poll_ms: the longest pause between evaluations while waiting,
-//   fresh: no real page has loaded in this run yet (see START_PAGES).
+//   fresh: no real page has loaded in this run yet (see START_PAGES),
+//   rows: answer every check's result (for a report); false: only which states match,
+//         a state's checks stopping at its first that fails (thousands of states).
 // It re-evaluates on every DOM mutation (debounced) and at least every poll_ms, and
 // answers as soon as an eligible state matches or wait_ms has passed, so waiting is
 // event-driven with no fixed sleep and no extra round trips.
@@ -102,6 +104,7 @@ function evaluate() {
   const text = () => (bodyText === null
     ? (bodyText = document.body ? document.body.innerText : "") : bodyText);
   const href = location.href;
+  const rows = options.rows !== false;
   const results = [];
   const matched = [];
   for (let i = 0; i < states.length; i++) {
@@ -109,6 +112,7 @@ function evaluate() {
     const row = [];
     let all = true;
     for (const check of checks) {
+      if (!all && !rows) break;
       const p = check.params;
       let ok = false;
       let err = "";
@@ -163,7 +167,7 @@ function evaluate() {
       row.push(err ? [ok, err] : [ok]);
       all = all && ok;
     }
-    results.push(row);
+    if (rows) results.push(row);
     const ex = options.exclude;
     const excluded = ex && ex.state === i && ex.doc === doc && ex.href === href;
     if (all && !excluded) matched.push(i);

@@ -56,6 +56,7 @@ def evaluate(
     poll_ms: int = 50,
     *,
     fresh: bool = False,
+    rows: bool = True,
 ) -> Tick:
     """Evaluate ``states``' checks, waiting in the page up to ``wait_ms`` for a match.
 
@@ -70,7 +71,13 @@ def evaluate(
         raw = driver.execute_async_script(
             checks_source(),
             states,
-            {"exclude": exclude, "wait_ms": wait_ms, "poll_ms": poll_ms, "fresh": fresh},
+            {
+                "exclude": exclude,
+                "wait_ms": wait_ms,
+                "poll_ms": poll_ms,
+                "fresh": fresh,
+                "rows": rows,
+            },
         )
     except WebDriverException as exc:
         if browser_gone(exc):
