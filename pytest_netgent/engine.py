@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
+from .browser.guard import NavigationGuard
 from .browser.page import Tick, evaluate, watch_requests
 from .browser.session import START_PAGES, browser_gone, focus_tab, origin_of
 from .browser.video import QoeSample, VideoSampler
@@ -219,8 +220,12 @@ class Engine:
         settings: RunSettings,
         healer: Healer | None = None,
         order: list[str] | None = None,
+        guard: NavigationGuard | None = None,
     ) -> None:
         self.driver = driver
+        self.guard = guard if guard is not None and guard.alive else None
+        """Stops the browser's own navigations outside the allowed hosts (see
+        :mod:`.browser.guard`); without it, they are caught once they have happened."""
         self.workflow = workflow
         self.states: list[State] = []
         self.settings = settings
@@ -280,6 +285,12 @@ class Engine:
         self._allow(url, "navigation to")
 
     def _allow(self, url: str, what: str) -> None:
+        if self.guard is not None and self.guard.blocked:
+            raise NavigationError(
+                f"the page tried to open {self.redact(self.guard.blocked[0])}, outside "
+                f"allowed_hosts {self.allowed}: it was stopped before any request left; "
+                "add the host to the workflow's 'allowed_hosts' if this is expected"
+            )
         if not host_allowed(url, self.allowed):
             raise NavigationError(
                 f"{what} {self.redact(url)} is outside allowed_hosts {self.allowed}: "
@@ -346,6 +357,8 @@ class Engine:
         self.result.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._event("start", detail=self.workflow)
         dead = False
+        if self.guard is not None:
+            self.guard.start(lambda url: host_allowed(url, self.allowed))
         try:
             self._loop()
             # a browser that died during the last state's actions (a wait) did not pass
@@ -370,6 +383,8 @@ class Engine:
             self.result.passed = False
             self._fail(gone, str(gone))
         finally:
+            if self.guard is not None:
+                self.guard.stop()
             self.watchdog.close()
             self.result.duration = time.monotonic() - self._t0
             if not dead:

@@ -76,7 +76,9 @@ class BrowserError(NetgentError):
 
 
 class NavigationError(NetgentError):
-    """The browser left the workflow's ``allowed_hosts``."""
+    """The browser left, or tried to leave, the workflow's ``allowed_hosts``."""
+
+    cause = "navigation blocked"
 
 
 class ModelError(NetgentError):

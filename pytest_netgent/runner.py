@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import store
 from .automaton import Automaton, State
+from .browser.guard import NavigationGuard
 from .browser.page import watch_requests
 from .browser.session import (
     BrowserOptions,
@@ -32,6 +33,7 @@ from .browser.session import (
     reset_browser,
     start_browser,
 )
+from .browser.watchdog import devtools_endpoint
 from .capture import CLEAR_NETWORK_STATE, CapturedBrowser
 from .engine import Engine, RunResult, RunSettings
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
@@ -97,6 +99,8 @@ class BrowserPool:
         """Keeps the secrets this browser was given out of the libraries' logs."""
         self._window: tuple[int, int] | None = None
         """The size the running browser's window was given (None: the options' size)."""
+        self.guard: NavigationGuard | None = None
+        """Confines the running browser's navigations to each run's allowed hosts."""
         self._profile: Callable[[], None] | None = None
         """Removes the running local browser's throw-away profile (see :meth:`start`)."""
 
@@ -128,9 +132,11 @@ class BrowserPool:
                 self._driver = self.capture.launch(options)
             else:
                 self._driver = start_browser(options)
-            if not self.options.uc:  # UC pages must not see fetch change
+            if not (self.options.uc or self.options.remote):
+                # UC pages must not see fetch change nor a second DevTools client
                 with contextlib.suppress(Exception):  # a browser without DevTools
                     watch_requests(self._driver)
+                    self.guard = NavigationGuard(devtools_endpoint(self._driver))
         return self._driver
 
     def size_window(self, size: tuple[int, int]) -> None:
@@ -161,6 +167,9 @@ class BrowserPool:
         """Stop the browser, if one runs."""
         self.log_filter.remove()
         self._window = None  # a new browser starts at the options' size
+        if self.guard is not None:
+            self.guard.close()
+            self.guard = None
         if self._driver is not None:
             driver, self._driver = self._driver, None
             with contextlib.suppress(Exception):  # already dead: nothing to stop
@@ -334,6 +343,7 @@ class NetgentBrowser:
             settings,
             healer=recorder,
             order=[s.name for s in spec.states],
+            guard=self._pool.guard,
         )
         result = engine.run()
         self.results.append(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 
@@ -38,9 +39,19 @@ class SlowApp:
 
     def __init__(self) -> None:
         self.closed = threading.Event()
+        self.hits: list[str] = []
+        """Every path asked for, in order."""
+        self.url = ""
 
     def handle(self, req: Request) -> Response | None:
+        self.hits.append(req.path)
         seconds = float(req.query.get("seconds", ["0"])[0])
+        if req.path == "/away":  # a page whose own script takes the browser elsewhere
+            target = json.dumps(req.query["to"][0])
+            return Response.html(
+                f"<!doctype html><title>Away</title><p>leaving</p><script>setTimeout(() => "
+                f"location.href = {target}, 300)</script>"
+            )
         if req.path == "/app":
             return Response.html(
                 "<!doctype html><title>App</title><h1>App</h1><ul id=items></ul><script>"
@@ -60,10 +71,18 @@ class SlowApp:
 
 
 @pytest.fixture
-def slow_server() -> Iterator[str]:
-    """URL of a site whose server answers as slowly as it is asked to."""
-    server = AppServer([SlowApp()]).start()
+def slow_site() -> Iterator[SlowApp]:
+    """A site whose server answers as slowly as it is asked to (its ``url`` set)."""
+    app = SlowApp()
+    server = AppServer([app]).start()
+    app.url = server.url
     try:
-        yield server.url
+        yield app
     finally:
         server.stop()
+
+
+@pytest.fixture
+def slow_server(slow_site: SlowApp) -> str:
+    """URL of :func:`slow_site`."""
+    return slow_site.url

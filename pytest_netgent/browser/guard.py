@@ -1,0 +1,160 @@
+"""Every navigation of the browser confined to the run's allowed hosts, before it leaves.
+
+Checking a URL before the engine opens it is not enough: a page's own script, a link,
+a form or a redirect may take the browser elsewhere, and by the time the engine sees the
+new URL the request has gone. :class:`NavigationGuard` holds a DevTools connection of
+its own to the browser (ChromeDriver does not pass events on): every tab's top-level
+document requests pause there (``Fetch.requestPaused``) until it lets them go on, or
+fails them with ``BlockedByClient`` when their host is not allowed. Subresources and
+frames are not paused: ``allowed_hosts`` is about where the browser goes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+Allow = Callable[[str], bool]
+"""Whether the browser may open a URL."""
+
+_DOCUMENTS = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]
+
+
+class NavigationGuard:
+    """Pauses each tab's document requests and lets through only what :attr:`allow`
+    accepts; what it stopped is in :attr:`blocked`.
+
+    ``allow`` is ``None`` between runs: everything goes (the reset's blank page).
+    """
+
+    def __init__(self, endpoint: str) -> None:
+        import websocket  # selenium's own dependency
+
+        self.allow: Allow | None = None
+        self.blocked: list[str] = []
+        self._ws = websocket.create_connection(endpoint, timeout=10, suppress_origin=True)
+        self._ws.settimeout(None)
+        self._send_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._tabs: dict[str, str] = {}
+        """Each watched tab's session and its target (its main frame's) id."""
+        self._pending: dict[int, Callable[[dict[str, Any]], None]] = {}
+        self._thread = threading.Thread(target=self._read, name="netgent-guard", daemon=True)
+        self._thread.start()
+        # new tabs and windows pause until their requests are watched; existing tabs join
+        self._send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+        )
+        self._send("Target.getTargets", {}, then=self._attach_pages)
+
+    @property
+    def alive(self) -> bool:
+        """Whether the connection to the browser still stands."""
+        return self._thread.is_alive()
+
+    def start(self, allow: Allow) -> None:
+        """A run starts: from now on only what ``allow`` accepts may load."""
+        self.blocked = []
+        self.allow = allow
+
+    def stop(self) -> None:
+        """The run is over: everything may load again (the reset's blank page)."""
+        self.allow = None
+
+    def close(self) -> None:
+        """Drop the connection: the browser lets any request still paused go on."""
+        with contextlib.suppress(Exception):
+            self._ws.close()
+        self._thread.join(timeout=5)
+
+    # ------------------------------------------------------------------ protocol
+
+    def _send(
+        self,
+        method: str,
+        params: dict[str, Any],
+        session: str = "",
+        then: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        message: dict[str, Any] = {"id": next(self._ids), "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        if then is not None:
+            self._pending[message["id"]] = then
+        with self._send_lock:
+            self._ws.send(json.dumps(message))
+
+    def _attach_pages(self, result: dict[str, Any]) -> None:
+        for target in result.get("targetInfos", ()):
+            if target.get("type") == "page":
+                tab = str(target["targetId"])
+                self._send(
+                    "Target.attachToTarget",
+                    {"targetId": tab, "flatten": True},
+                    then=functools.partial(self._attached, tab),
+                )
+
+    def _attached(self, tab: str, answer: dict[str, Any]) -> None:
+        self._watch(str(answer["sessionId"]), tab)
+
+    def _watch(self, session: str, tab: str) -> None:
+        """Pause the document requests of the tab ``tab`` attached as ``session``."""
+        if session not in self._tabs:
+            self._tabs[session] = tab
+            self._send("Fetch.enable", {"patterns": _DOCUMENTS}, session)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = json.loads(self._ws.recv())
+            except Exception:
+                return  # closed: the browser or this guard is gone
+            try:
+                self._handle(message)
+            except Exception:  # never leave the browser waiting on this guard
+                params = message.get("params") or {}
+                if message.get("method") == "Fetch.requestPaused":
+                    with contextlib.suppress(Exception):
+                        self._send(
+                            "Fetch.continueRequest",
+                            {"requestId": params["requestId"]},
+                            message.get("sessionId", ""),
+                        )
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        then = self._pending.pop(message.get("id", 0), None)
+        if then is not None:
+            then(message.get("result") or {})
+            return
+        method, params = message.get("method"), message.get("params") or {}
+        if method == "Target.attachedToTarget":
+            session, target = str(params["sessionId"]), params.get("targetInfo") or {}
+            if target.get("type") == "page":
+                self._watch(session, str(target.get("targetId", "")))
+            # the tab (or a worker) was held at its start for this guard: let it run
+            self._send("Runtime.runIfWaitingForDebugger", {}, session)
+        elif method == "Target.detachedFromTarget":
+            self._tabs.pop(params.get("sessionId", ""), None)
+        elif method == "Fetch.requestPaused":
+            self._decide(params, message.get("sessionId", ""))
+
+    def _decide(self, params: dict[str, Any], session: str) -> None:
+        url = str(params.get("request", {}).get("url", ""))
+        allow = self.allow
+        # only the tab's own navigations: a tab's main frame has the tab's target id
+        top = params.get("frameId") == self._tabs.get(session)
+        if allow is None or not top or allow(url):
+            self._send("Fetch.continueRequest", {"requestId": params["requestId"]}, session)
+            return
+        self.blocked.append(url)
+        self._send(
+            "Fetch.failRequest",
+            {"requestId": params["requestId"], "errorReason": "BlockedByClient"},
+            session,
+        )
