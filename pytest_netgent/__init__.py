@@ -35,11 +35,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first
         load_context_from_file,
         save_context_to_file,
     )
-    from .recorder import RecordReport
     from .runner import NetgentBrowser
     from .sdk import NetGent, NetGentResult
     from .spec import StateSpec, Workflow, workflow_schema
-    from .synthesis import Context, Synthesiser, Unresolved, Usage
+    from .synthesis import Context, RecordReport, Synthesiser, Unresolved, Usage
     from .synthesis.builtin import BuiltinSynthesiser
     from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
     from .synthesis.observation import Observation
@@ -66,7 +65,7 @@ _EXPORTS: dict[str, str] = {
     "NetgentBrowser": ".runner",
     "NetgentError": ".errors",
     "Observation": ".synthesis.observation",
-    "RecordReport": ".recorder",
+    "RecordReport": ".synthesis",
     "Reflection": ".messages",
     "ReplayError": ".errors",
     "RunResult": ".engine",

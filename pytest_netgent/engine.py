@@ -50,7 +50,7 @@ from .spec import PLACEHOLDER
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
-    from .recorder import RecordReport
+    from .synthesis import RecordReport
 
 TICK_MS = 500
 """Longest in-page wait of one tick; limits are checked between ticks."""

@@ -11,7 +11,6 @@ cache is written only after the workflow reached its end state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ from .engine import Engine
 from .errors import NetgentError
 from .messages import ExecutedState, Message, Toolcall
 from .spec import StateSpec, Workflow
-from .synthesis import Context, Synthesiser, Unresolved, Usage
+from .synthesis import Context, RecordReport, Synthesiser, Unresolved
 from .synthesis.observation import Observation, observe
 
 if TYPE_CHECKING:
@@ -83,28 +82,6 @@ class SynthesisFailed(NetgentError):
 
 class StatesProposed(NetgentError):
     """``--netgent-record=propose`` healed the workflow into the artifacts folder."""
-
-
-@dataclass
-class RecordReport:
-    """What record mode did for one item."""
-
-    synthesised: list[str] = field(default_factory=list)
-    healed: list[str] = field(default_factory=list)
-    written: str = ""
-    proposed: str = ""
-    model: str = ""
-    usage: Usage = field(default_factory=Usage)
-
-    @property
-    def made(self) -> set[str]:
-        """The states synthesised or healed so far."""
-        return {*self.synthesised, *self.healed}
-
-    @property
-    def changed(self) -> bool:
-        """Whether any state was (re)synthesised."""
-        return bool(self.synthesised or self.healed)
 
 
 def usable_states(workflow: Workflow, automaton: Automaton | None, mode: str) -> list[State]:

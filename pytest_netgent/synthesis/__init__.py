@@ -68,6 +68,28 @@ class Usage:
         self.output_tokens += other.output_tokens
 
 
+@dataclass
+class RecordReport:
+    """What record mode did for one item."""
+
+    synthesised: list[str] = field(default_factory=list)
+    healed: list[str] = field(default_factory=list)
+    written: str = ""
+    proposed: str = ""
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def made(self) -> set[str]:
+        """The states synthesised or healed so far."""
+        return {*self.synthesised, *self.healed}
+
+    @property
+    def changed(self) -> bool:
+        """Whether any state was (re)synthesised."""
+        return bool(self.synthesised or self.healed)
+
+
 class Synthesiser(Protocol):
     """Decides states, triggers and actions from prompts and page observations."""
 
