@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .capture import ItemCapture
+    from .capture.item import ItemCapture
     from .engine import RunResult
     from .recorder import RecordLog
     from .settings import Settings
@@ -38,6 +38,9 @@ RUN_SECONDS_PROPERTY = "netgent_run_seconds"
 STATES_PROPERTY = "netgent_states"
 """Report property: the states the run went through, in order, joined by ``" > "`` (a
 plain string, so junitxml shows it as it is)."""
+
+CAPTURE_PLUGIN = "netgent-capture"
+"""The name the capture's pytest plugin is registered under (when capture is on)."""
 
 CAPTURE_PROPERTY = "netgent_capture"
 """Report property (teardown): the item's row of ``manifest.csv``, as a JSON object in a

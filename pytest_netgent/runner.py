@@ -34,7 +34,6 @@ from .browser.session import (
     start_browser,
 )
 from .browser.watchdog import devtools_endpoint
-from .capture import CLEAR_NETWORK_STATE, CapturedBrowser
 from .engine import Engine, RunResult, RunSettings
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
@@ -93,8 +92,12 @@ class BrowserPool:
     def __init__(self, options: BrowserOptions) -> None:
         self.options = options
         self._driver: WebDriver | None = None
-        self.capture: CapturedBrowser | None = None
-        """With ``--netgent-capture``: starts the browser with the capture flags."""
+        self.launch: Callable[[BrowserOptions], WebDriver] = start_browser
+        """Starts the browser from its options (a capture adds its own flags)."""
+        self.after_reset: Callable[[WebDriver], None] | None = None
+        """Called after each reset between items (a capture drops caches and connections)."""
+        self.after_close: Callable[[], None] | None = None
+        """Called once a browser has closed (a capture splits its logs by item)."""
         self.log_filter = SecretLogFilter()
         """Keeps the secrets this browser was given out of the libraries' logs."""
         self._window: tuple[int, int] | None = None
@@ -128,10 +131,7 @@ class BrowserPool:
                 options = dataclasses.replace(
                     options, user_data_dir=str(home / "profile"), temp_dir=str(home / "tmp")
                 )
-            if self.capture is not None:
-                self._driver = self.capture.launch(options)
-            else:
-                self._driver = start_browser(options)
+            self._driver = self.launch(options)
             if not (self.options.uc or self.options.remote):
                 # UC pages must not see fetch change nor a second DevTools client
                 with contextlib.suppress(Exception):  # a browser without DevTools
@@ -158,8 +158,8 @@ class BrowserPool:
             return
         try:
             reset_browser(self._driver, origins, keep_profile=bool(self.options.user_data_dir))
-            if self.capture is not None:  # no cache or connection carries over
-                self._driver.execute_script(CLEAR_NETWORK_STATE)
+            if self.after_reset is not None:
+                self.after_reset(self._driver)
         except Exception:
             self.close()
 
@@ -174,8 +174,8 @@ class BrowserPool:
             driver, self._driver = self._driver, None
             with contextlib.suppress(Exception):  # already dead: nothing to stop
                 driver.quit()
-            if self.capture is not None:
-                self.capture.closed()
+            if self.after_close is not None:
+                self.after_close()
         if self._profile is not None:
             remove, self._profile = self._profile, None
             atexit.unregister(remove)

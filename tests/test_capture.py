@@ -22,8 +22,10 @@ from typing import Any
 import dpkt
 import pytest
 
-from pytest_netgent import netns
-from pytest_netgent.capture import _Window, merge_pcaps, parse_modes, split_netlog
+from pytest_netgent.capture import netns, parse_modes
+from pytest_netgent.capture.files import Window
+from pytest_netgent.capture.netlog import split_netlog
+from pytest_netgent.capture.pcap import merge_pcaps
 
 from .helpers import QUIET, Project, element
 
@@ -641,7 +643,7 @@ def test_a_netlog_splits_into_its_items_time_windows(tmp_path: Path) -> None:
     for n, (start, end) in enumerate([(1001.0, 1001.3), (1002.0, 1002.5), (1003.0, None)]):
         folder = tmp_path / f"item{n}"
         folder.mkdir()
-        windows.append(_Window(folder, start, end))
+        windows.append(Window(folder, start, end))
     split_netlog(netlog, list(reversed(windows)), open_files=1)  # any order, one file open
     got = [
         [int(e["time"]) for e in json.loads((w.folder / "netlog.json").read_text())["events"]]

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import __version__
+from .. import __version__
 
 Redact = Callable[[str], str]
 

@@ -1,0 +1,190 @@
+"""One item's captures: its folder, the captures' lifecycle, its state timeline and
+video quality samples, and ``item.json``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+    from ..engine import RunResult
+
+from . import FILES, CaptureError, CaptureSettings
+from .files import Window, files_of, iso_time, relative_to, write_json
+from .pcap import Tcpdump, browser_ports
+
+
+@dataclass
+class ItemCapture:
+    """The captures of one item: started before its browser runs, finished after."""
+
+    settings: CaptureSettings
+    nodeid: str
+    folder: Path
+    worker: str = "main"
+    workflow: str = ""
+    category: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+    started: float = 0.0
+    ended: float = 0.0
+    outcome: str = ""
+    window: Window | None = None
+    pcap_dropped: int = 0
+    """Packets the kernel dropped from the pcap (its traffic is incomplete when above 0)."""
+    _tcpdump: Tcpdump | None = None
+    _captured_packets: bool = False
+
+    def prepare(self) -> None:
+        """Make the item's folder, without the files of an earlier run of the item."""
+        if self.folder.exists():
+            for old in (*FILES.values(), "item.json"):
+                with contextlib.suppress(FileNotFoundError):
+                    (self.folder / old).unlink()
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def start(self, driver: WebDriver) -> None:
+        """Start the packet capture (the browser runs already, its WebDriver and DevTools
+        traffic left out); network events logged before now are dropped."""
+        self.started = time.time()
+        if "har" in self.settings.modes:
+            self.har_events(driver)
+        if self.settings.pcap:
+            from .netns import interfaces
+
+            self._captured_packets = True
+            tcpdump = Tcpdump(self.folder / FILES["pcap"], browser_ports(driver), interfaces())
+            tcpdump.start()
+            self._tcpdump = tcpdump
+
+    def har_events(self, driver: WebDriver) -> list[dict[str, Any]]:
+        """The network events the browser logged (read once, before it closes)."""
+        if "har" not in self.settings.modes:
+            return []
+        from ..browser.session import browser_log
+        from .har import network_events
+
+        try:
+            return network_events(browser_log(driver, "performance"))
+        except Exception as exc:  # the browser died with the item: no events to read
+            raise CaptureError(
+                f"--netgent-capture=har: {self.nodeid}: could not read the browser's network "
+                f"events ({str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}); "
+                "leave har out of --netgent-capture for a browser that cannot log them"
+            ) from None
+
+    def follow_interfaces(self) -> None:
+        """Capture on interfaces that came up since the start (the namespace's uplink)."""
+        if self._tcpdump is not None:
+            from .netns import interfaces
+
+            self._tcpdump.add(interfaces())
+
+    def stop(self) -> None:
+        """Stop the packet capture once the item's connections have closed (at most a
+        second after the browser dropped them), so their last packets are the item's."""
+        if self._tcpdump is not None:
+            from .netns import isolated, settle
+
+            tcpdump, self._tcpdump = self._tcpdump, None
+            if isolated():
+                settle(tcpdump.exclude_ports)
+            tcpdump.stop()
+            self.pcap_dropped = tcpdump.dropped
+        self.ended = time.time()
+
+    def write(
+        self,
+        runs: list[RunResult],
+        events: list[dict[str, Any]],
+        secrets: Mapping[str, str],
+    ) -> None:
+        """Write the timeline, the HAR, the video samples and ``item.json``."""
+        from ..secrets import Redactor
+        from .har import build_har
+
+        redact = Redactor(secrets)
+        if self.window is not None:
+            self.window.redact = redact  # the netlog is split when the browser closes
+        if "har" in self.settings.modes:
+            har = build_har(events, title=self.nodeid, redact=redact)
+            write_json(self.folder / FILES["har"], har)
+        write_json(self.folder / FILES["timeline"], timeline_document(self.nodeid, runs))
+        samples = [s for run in runs for s in run.qoe]
+        if samples:
+            path = self.folder / FILES["qoe"]
+            with path.open("w", encoding="utf-8") as out:
+                for sample in samples:
+                    out.write(json.dumps(sample, separators=(",", ":")) + "\n")
+        self.parameters = {k: redact(str(v)) for k, v in self.parameters.items()}
+        self.save()
+
+    def row(self, root: Path) -> dict[str, str]:
+        """This item's row of ``manifest.csv`` (paths relative to ``root``)."""
+        row = {
+            "item": self.nodeid,
+            "workflow": self.workflow,
+            "category": self.category,
+            "parameters": json.dumps(self.parameters, sort_keys=True) if self.parameters else "",
+            "outcome": self.outcome,
+            "start": iso_time(self.started) if self.started else "",
+            "end": iso_time(self.ended) if self.ended else "",
+            "worker": self.worker,
+            "folder": relative_to(self.folder, root),
+            "pcap_dropped": str(self.pcap_dropped) if self._captured_packets else "",
+        }
+        row.update(files_of(self.folder, root))
+        return row
+
+    def save(self) -> None:
+        """Write ``item.json`` (again, once the outcome is known)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        document: dict[str, Any] = {**self.row(self.folder), "parameters": self.parameters}
+        del document["folder"]
+        write_json(self.folder / "item.json", document)
+
+
+def timeline_document(nodeid: str, runs: list[RunResult]) -> dict[str, Any]:
+    """``timeline.json``: each run's events with wall-clock (ISO and epoch seconds) and
+    monotonic (seconds since the run started) times."""
+    out = []
+    for run in runs:
+        events = []
+        for e in run.timeline:
+            at = datetime.fromisoformat(e.at)
+            event: dict[str, Any] = {
+                "event": e.event,
+                "time": e.at,
+                "epoch": round(at.timestamp(), 3),
+                "monotonic": e.elapsed,
+            }
+            for key in ("state", "action", "url", "detail"):
+                if value := getattr(e, key):
+                    event[key] = value
+            events.append(event)
+        out.append(
+            {
+                "workflow": run.workflow,
+                "passed": run.passed,
+                "end_state": run.end_state,
+                "started": run.started_at,
+                "duration": round(run.duration, 3),
+                "error": _reason(run.error),
+                "events": events,
+            }
+        )
+    return {"item": nodeid, "runs": out}
+
+
+def _reason(error: BaseException | None) -> str:
+    if error is None:
+        return ""
+    reason = getattr(error, "reason", "") or str(error)
+    return str(reason).strip().splitlines()[0] if str(reason).strip() else type(error).__name__

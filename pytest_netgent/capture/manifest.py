@@ -1,0 +1,51 @@
+"""The session's ``manifest.csv`` (every item) and ``labels.csv`` (nPrintML's
+``Item,Label``)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+
+from . import FILES
+from .files import files_of
+
+MANIFEST_FIELDS = (
+    "item",
+    "workflow",
+    "category",
+    "parameters",
+    "outcome",
+    "start",
+    "end",
+    "worker",
+    "folder",
+    *(f"{kind}{suffix}" for kind in FILES for suffix in ("", "_bytes")),
+    "pcap_dropped",
+)
+
+
+def write_manifest(root: Path, rows: list[dict[str, str]]) -> tuple[Path, Path]:
+    """Write ``manifest.csv`` (every item) and ``labels.csv`` (``Item,Label``: each passing
+    item's pcap, relative to ``root``, and its category) under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    rows = sorted(rows, key=lambda r: (r.get("start", ""), r.get("item", "")))
+    for row in rows:  # files written after the row left its worker (the netlog)
+        if row.get("folder"):
+            row.update(files_of(root / row["folder"], root))
+    manifest = root / "manifest.csv"
+    with manifest.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=MANIFEST_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    labels = root / "labels.csv"
+    with labels.open("w", newline="", encoding="utf-8") as out:
+        pairs = csv.writer(out)
+        pairs.writerow(["Item", "Label"])
+        for row in rows:
+            if row.get("outcome") == "passed" and row.get("pcap") and row.get("category"):
+                pairs.writerow([row["pcap"], row["category"]])
+    return manifest, labels

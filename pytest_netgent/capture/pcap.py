@@ -1,0 +1,196 @@
+"""Packets: tcpdump on the worker's own interfaces, one Ethernet pcap per item, and
+what is cleared between two captures so none reaches into the next."""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+
+from . import CaptureError
+
+
+class Tcpdump:
+    """tcpdump on each of ``interfaces`` (one process each), merged into one Ethernet
+    pcap in time order when stopped."""
+
+    def __init__(
+        self, path: Path, exclude_ports: Iterable[int] = (), interfaces: Iterable[str] = ("lo",)
+    ):
+        self.path = path
+        self.exclude_ports = sorted({p for p in exclude_ports if p})
+        self.interfaces: list[str] = []
+        self._pending = list(interfaces)
+        self._procs: list[tuple[str, Path, subprocess.Popen[bytes]]] = []
+        self.dropped = 0
+        """Packets the kernel dropped before tcpdump could read them (known once stopped)."""
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Start capturing; returns once every tcpdump listens."""
+        self.add(self._pending, timeout)
+
+    def add(self, interfaces: Iterable[str], timeout: float = 10.0) -> None:
+        """Capture on ``interfaces`` too, from now on (e.g. an uplink that came up)."""
+        tcpdump = shutil.which("tcpdump") or "tcpdump"
+        filter_ = []
+        if self.exclude_ports:
+            # WebDriver and DevTools commands between the test and its browser
+            ports = " or ".join(f"tcp port {p}" for p in self.exclude_ports)
+            filter_ = ["not", "(", *ports.split(), ")"]
+        started = []
+        for interface in interfaces:
+            if interface in self.interfaces:
+                continue
+            self.interfaces.append(interface)
+            part = self.path.with_name(f"{self.path.name}.{interface}.part")
+            command = [
+                tcpdump,
+                "-i",
+                interface,
+                "-w",
+                str(part),
+                "-U",  # each packet written as it comes: the file is whole when stopped
+                "--immediate-mode",
+                "-s",
+                "0",
+                "-B",
+                "8192",  # KiB: room for bursts (video segments) on a busy machine
+                "-n",
+                "-Z",
+                "root",  # keep writing as root: the artifacts folder is ours
+                *filter_,
+            ]
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            assert proc.stderr is not None
+            os.set_blocking(proc.stderr.fileno(), False)
+            self._procs.append((interface, part, proc))
+            started.append((interface, proc))
+        deadline = time.monotonic() + timeout
+        for interface, proc in started:
+            assert proc.stderr is not None
+            seen = b""
+            while b"listening on" not in seen:
+                if proc.poll() is not None:
+                    why = (seen + (proc.stderr.read() or b"")).decode(errors="replace")
+                    lines = why.strip().splitlines()
+                    self.stop()
+                    raise CaptureError(
+                        f"--netgent-capture=pcap: tcpdump did not start on {interface}: "
+                        f"{lines[-1] if lines else f'exit status {proc.returncode}'}; run "
+                        "as root (or with CAP_NET_RAW), or leave pcap out of --netgent-capture"
+                    )
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise CaptureError(
+                        f"--netgent-capture=pcap: tcpdump did not start listening on "
+                        f"{interface} within {timeout:g}s (is the machine overloaded?)"
+                    )
+                chunk = proc.stderr.read(4096)
+                if chunk:
+                    seen += chunk
+                else:
+                    time.sleep(0.005)
+
+    def stop(self) -> None:
+        """Stop capturing; the pcap holds every packet seen up to now."""
+        procs, self._procs = self._procs, []
+        if not procs:
+            return
+        time.sleep(0.02)  # packets still in the kernel's buffer reach the files
+        for _, _, proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGINT)
+        for _, _, proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stderr is not None:
+                with contextlib.suppress(OSError, TypeError):
+                    text = (proc.stderr.read() or b"").decode(errors="replace")
+                    if m := re.search(r"(\d+) packets? dropped by kernel", text):
+                        self.dropped += int(m[1])
+                proc.stderr.close()
+        parts = [part for _, part, _ in procs]
+        if len(parts) == 1:
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(parts[0], self.path)
+            return
+        merge_pcaps(parts, self.path)
+        for part in parts:
+            with contextlib.suppress(FileNotFoundError):
+                part.unlink()
+
+
+def _pcap_records(path: Path) -> Iterator[tuple[float, bytes, bytes]]:
+    """``(time, record header, packet)`` of each packet of a classic pcap file."""
+    with path.open("rb") as f:
+        header = f.read(24)
+        if len(header) < 24:
+            return
+        magic = header[:4]
+        order = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+        scale = 1e-9 if magic in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d") else 1e-6
+        while len(record := f.read(16)) == 16:
+            seconds, fraction, captured, _ = struct.unpack(order + "IIII", record)
+            data = f.read(captured)
+            if len(data) < captured:
+                return  # cut short
+            yield seconds + fraction * scale, record, data
+
+
+def merge_pcaps(parts: list[Path], target: Path) -> None:
+    """Merge pcap files of one link type (tcpdump's, same byte order) in time order."""
+    existing = [p for p in parts if p.is_file() and p.stat().st_size >= 24]
+    if not existing:
+        target.write_bytes(b"")
+        return
+    with existing[0].open("rb") as first:
+        header = first.read(24)
+    streams = [_pcap_records(p) for p in existing]
+    with target.open("wb") as out:
+        out.write(header)
+        for _, record, data in heapq.merge(*streams, key=lambda r: r[0]):
+            out.write(record)
+            out.write(data)
+
+
+def browser_ports(driver: WebDriver) -> list[int]:
+    """The WebDriver and DevTools ports between this test and its browser."""
+    ports = []
+    with contextlib.suppress(Exception):
+        address = driver.capabilities.get("goog:chromeOptions", {}).get("debuggerAddress", "")
+        ports.append(int(str(address).rsplit(":", 1)[1]))
+    service = getattr(driver, "service", None)
+    with contextlib.suppress(Exception):
+        ports.append(int(service.port))  # type: ignore[union-attr]
+    return ports
+
+
+CLEAR_NETWORK_STATE = """
+const b = window.chrome && window.chrome.benchmarking;
+if (!b) return false;
+b.clearCache(); b.clearHostResolverCache(); b.clearPredictorCache(); b.closeConnections();
+return true;
+"""
+"""Empties the HTTP cache, host and predictor caches and closes every connection (Chromium
+with ``--enable-net-benchmarking``), so that the next item starts cold."""
