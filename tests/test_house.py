@@ -1,0 +1,100 @@
+"""The shape of the package: a thin plugin module and no import circle.
+
+Every import counts, also one inside a function or under ``TYPE_CHECKING``: a circle
+there still ties two modules into one concept.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pytest_netgent"
+PLUGIN_LINES = 350
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, modules: set[str]) -> set[str]:
+    """The package's modules that ``path`` imports, anywhere in it."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            # "from . import x" may name a module x of the package, or a name in it
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def package_graph() -> dict[str, set[str]]:
+    files = sorted(PACKAGE.rglob("*.py"))
+    modules = {module_name(f) for f in files}
+    graph = {module_name(f): imports(f, modules) for f in files}
+    # a package's __init__ is what "from . import x" reaches first: not an edge to itself
+    return {name: {t for t in targets if not name.startswith(t + ".")}
+            for name, targets in graph.items()}  # fmt: skip
+
+
+def test_no_import_circle_in_the_package() -> None:
+    assert circles(package_graph()) == []
+
+
+def test_the_circle_finder_finds_one() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_plugin_module_stays_thin() -> None:
+    lines = len((PACKAGE / "plugin.py").read_text(encoding="utf-8").splitlines())
+    assert lines <= PLUGIN_LINES, (
+        f"plugin.py has {lines} lines (at most {PLUGIN_LINES}): options belong in "
+        "options.py, capture in capture/, running workflows in runner.py"
+    )
