@@ -3,8 +3,10 @@
 Engine rules (see DESIGN.md):
 
 - every candidate state's checks are evaluated in one browser round trip per tick, and
-  the page itself waits (DOM mutations, short polling) until a state matches, so there
-  is no fixed sleep anywhere;
+  the page itself waits (DOM mutations, short polling) until a state matches, so no
+  sleep waits for the page (the only sleeps: NetGent's ``action_period`` and
+  ``transition_period`` when a workflow asks for them, and 10 ms while a new document
+  commits);
 - states are tried in declared order; with ``allow_multiple_states: false`` two
   matching states are an error;
 - a state that just ran does not fire again on the same page (same document and URL)

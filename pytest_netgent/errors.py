@@ -103,7 +103,6 @@ class StateOutcome:
 
     name: str
     checks: list[CheckOutcome] = field(default_factory=list)
-    excluded: str = ""
 
     @property
     def matched(self) -> bool:
@@ -167,8 +166,7 @@ class ReplayError(NetgentError):
                 lines.append("  candidate states:")
                 for state in ctx.candidates:
                     mark = "MATCH" if state.matched else "no match"
-                    extra = f" ({state.excluded})" if state.excluded else ""
-                    lines.append(f"    {state.name}: {mark}{extra}")
+                    lines.append(f"    {state.name}: {mark}")
                     for check in state.checks:
                         flag = "pass" if check.passed else "FAIL"
                         err = f" [{check.error}]" if check.error else ""

@@ -155,7 +155,7 @@ class Recorder:
             spec = self.synth.select_state(self.ctx, page, candidates)
             checks = self.synth.define_triggers(self.ctx, page, spec)
         except Unresolved as exc:
-            raise self._failed(engine, "no cached state matches and", exc) from None
+            raise self._failed("no cached state matches and", exc) from None
         index = self._adopt(engine, spec, page, checks)
         assert index is not None  # strict: it holds, or SynthesisFailed was raised
         return index
@@ -322,7 +322,7 @@ class Recorder:
                     )
                 except Unresolved as exc:
                     raise self._failed(
-                        engine, f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
+                        f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
                     ) from None
                 for action in resolved:
                     call = Toolcall(name=action.type, args=dict(action.params))
@@ -358,7 +358,7 @@ class Recorder:
             self.report.synthesised.append(spec.name)
         return engine.put_state(state)
 
-    def _failed(self, engine: Engine, what: str, exc: Unresolved) -> SynthesisFailed:
+    def _failed(self, what: str, exc: Unresolved) -> SynthesisFailed:
         return SynthesisFailed(
             f"{what} the {self.synth.name} synthesiser could not decide: {exc.reason}"
         )

@@ -3,7 +3,7 @@
 Workflow items use it, and so can Python tests::
 
     def test_search(netgent_browser):
-        result = netgent_browser.run("example_suites/wiki/wiki.netgent.yaml", "wiki-search")
+        result = netgent_browser.run("example_suites/wiki/search.netgent.yaml", "wiki-search")
         assert result.passed
         netgent_browser.driver.find_element("css selector", "h1")
 """

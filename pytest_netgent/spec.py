@@ -509,9 +509,6 @@ def _load_document(
     return loaded
 
 
-_MODEL_AT = {0: Workflow, 2: StateSpec}
-
-
 def _explain(
     path: Path,
     exc: ValidationError,
