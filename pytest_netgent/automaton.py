@@ -11,7 +11,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -43,6 +43,28 @@ CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 (``check_visibility``, ``timeout``). The engine's meaning of each is in the README's
 "Coming from NetGent" table and in ``browser/checks.js``."""
 
+ActionType = Literal[
+    "navigate",
+    "click",
+    "type",
+    "press_key",
+    "scroll",
+    "scroll_to",
+    "hover",
+    "move",
+    "select",
+    "wait",
+    "switch_tab",
+    "go_back",
+    "start_video_sampling",
+    "stop_video_sampling",
+    "start_stats_logging",
+    "stop_stats_logging",
+    "terminate",
+]
+"""Every action type a state may use: the one list, which the message models
+(:mod:`.messages`) and the action registry (``browser/actions.py``) follow."""
+
 ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "navigate": (("url",), ()),
     "click": ((), (*_TARGET, *_POINT, "percentage")),
@@ -66,8 +88,9 @@ ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 (``browser/actions.py``), with NetGent's action and parameter names (``move``,
 ``terminate``, ``start_stats_logging``, ``pixels``, ``percentage``, ``x``/``y``)."""
 
-ACTION_TYPES = tuple(ACTION_PARAMS)
-"""Every action type a state may use."""
+ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
+"""Every action type a state may use, as a tuple."""
+assert set(ACTION_TYPES) == set(ACTION_PARAMS), "every action type has its parameters"
 
 CHECK_TYPES = tuple(CHECK_PARAMS)
 """Every check type a state may use."""

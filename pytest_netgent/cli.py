@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from . import atomic
+
 OK, FAILED, BAD_INPUT = 0, 1, 2
 
 KEYS_HELP = """\
@@ -353,7 +355,7 @@ def _write(path: str, data: Any) -> None:
     target = Path(path)
     if not target.parent.is_dir():
         raise BadInput(f"-o {path}: folder {target.parent} does not exist")
-    _replace(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    atomic.write_text(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -617,7 +619,7 @@ def convert_repositories(
             planned, temporaries, strict=True
         ):
             cache.parent.mkdir(parents=True, exist_ok=True)
-            _replace(cache, cached_text)  # the repository as it is: trusted
+            atomic.write_text(cache, cached_text)  # the repository as it is: trusted
             os.replace(tmp, workflow_file)
             print(f"netgent: wrote {workflow_file} ({count} states) and {cache}", file=sys.stderr)
     finally:
@@ -636,12 +638,6 @@ def _unique_names(states: Sequence[Any]) -> list[Any]:
             state = state.model_copy(update={"name": f"{state.name} ({seen[state.name]})"})
         out.append(state)
     return out
-
-
-def _replace(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, "utf-8")
-    os.replace(tmp, path)
 
 
 def repository_yaml(name: str, states: Sequence[Any], source: Path) -> str:

@@ -18,33 +18,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .automaton import ActionType
 
 if TYPE_CHECKING:
     from .spec import StateSpec
 
-ActionName = Literal[
-    "click",
-    "type",
-    "press_key",
-    "select",
-    "hover",
-    "scroll_to",
-    "scroll",
-    "navigate",
-    "wait",
-    "go_back",
-    "switch_tab",
-    "start_video_sampling",
-    "stop_video_sampling",
-    "start_stats_logging",
-    "stop_stats_logging",
-    "terminate",
-]
-"""Actions the web agent may choose: the action registry, plus NetGent's ``terminate``
-(the instruction is complete, nothing more to do)."""
+ActionName = ActionType
+"""Actions the web agent may choose: every action type (NetGent's ``terminate``: the
+instruction is complete, nothing more to do)."""
 
 
 class Message(BaseModel):

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
 
 from filelock import FileLock
 
+from . import atomic
 from .automaton import Automaton, State, parse_automaton
 from .errors import CacheError
 from .spec import Workflow
@@ -134,16 +134,7 @@ def write(
             if current is not None and changed is not None:
                 names = order or [state.name for state in automaton.states]
                 automaton = _merge(automaton, current, changed, names)
-            # created 0666 less the umask, as any file the user makes (mkstemp gives 0600)
-            tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(automaton.to_json())
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            atomic.write_text(path, automaton.to_json())
     except OSError as exc:
         raise CacheError(
             path,

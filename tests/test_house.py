@@ -98,3 +98,15 @@ def test_the_plugin_module_stays_thin() -> None:
         f"plugin.py has {lines} lines (at most {PLUGIN_LINES}): options belong in "
         "options.py, capture in capture/, running workflows in runner.py"
     )
+
+
+def test_one_list_of_action_types() -> None:
+    from typing import get_args
+
+    from pytest_netgent.automaton import ACTION_PARAMS, ACTION_TYPES
+    from pytest_netgent.browser.actions import Actions
+    from pytest_netgent.messages import ActionName
+
+    registry = Actions(None, 1.0, lambda url: None)._registry  # type: ignore[arg-type]
+    assert set(registry) == set(ACTION_PARAMS) == set(ACTION_TYPES)
+    assert get_args(ActionName) == ACTION_TYPES

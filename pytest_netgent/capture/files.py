@@ -4,13 +4,13 @@ and the time window each item owns in a browser's logs."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .. import atomic
 from . import FILES
 
 
@@ -63,6 +63,4 @@ def relative_to(path: Path, root: Path) -> str:
 
 
 def write_json(path: Path, data: Any) -> None:
-    temporary = path.with_name(path.name + ".part")
-    temporary.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    atomic.write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
