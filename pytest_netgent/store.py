@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -93,8 +95,17 @@ def _lock(path: Path) -> FileLock:
     """The lock of one cache file. It lives in the system's temporary folder, keyed by the
     file's absolute path, so that no lock file is left in the committed ``__netgent__``."""
     key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
-    folder = Path(tempfile.gettempdir()) / "pytest-netgent-locks"
-    folder.mkdir(mode=0o777, exist_ok=True)
+    # this user's own folder: in a shared temporary folder, a lock file another user had
+    # linked elsewhere would be opened (and truncated) by the lock
+    folder = Path(tempfile.gettempdir()) / f"pytest-netgent-locks-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.lstat()
+    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid():
+        raise CacheError(
+            path,
+            f"the lock folder {folder} is not this user's own folder",
+            heal=f"remove {folder} (it is made again), then run again",
+        )
     return FileLock(str(folder / f"{key}.lock"))
 
 

@@ -692,7 +692,7 @@ start_url: "{base_url}/wiki/"
 timeout: 6
 states:
   - name: Home
-    triggers: [The page says Main page]
+    triggers: ["'Featured' is shown"]
     end: Home
 """
 
@@ -949,3 +949,21 @@ def test_a_page_that_takes_the_browser_elsewhere_is_stopped_before_it_leaves(
         ]
     )
     assert "/landing" not in slow_site.hits
+
+
+def test_a_lock_folder_that_is_not_the_users_own_is_refused(
+    project: Project, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another user of a shared temporary folder made the lock folder a link elsewhere
+    elsewhere = short_tmp / "elsewhere"
+    elsewhere.mkdir()
+    (short_tmp / f"pytest-netgent-locks-{os.getuid()}").symlink_to(elsewhere)
+    monkeypatch.setenv("TMPDIR", str(short_tmp))
+    project.workflow("locked", HUNG.replace("hung", "locked").replace("timeout: 6\n", ""))
+    result = project.run_subprocess("--netgent-record")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*__netgent__/locked/locked.json: the lock folder * is not this user's own folder",
+         "  fix: remove * (it is made again), then run again"]
+    )  # fmt: skip
+    assert list(elsewhere.iterdir()) == []
