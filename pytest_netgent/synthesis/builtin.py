@@ -13,360 +13,33 @@ page and prompt always give the same answer.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from ..automaton import Action, Check
 from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..spec import PLACEHOLDER, StateSpec
 from . import Context, Unresolved, Usage
-from .observation import Heading, Observation, ObservedElement, Selector
-
-ORDINALS = {
-    "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3,
-    "4th": 3, "fifth": 4, "5th": 4, "sixth": 5, "seventh": 6, "eighth": 7, "ninth": 8,
-    "tenth": 9, "last": -1,
-}  # fmt: skip
-
-ROLE_WORDS = {
-    "button": "button", "btn": "button", "link": "link", "field": "text", "box": "text",
-    "input": "text", "textbox": "text", "textarea": "text", "menu": "select",
-    "dropdown": "select", "selector": "select", "picker": "select", "checkbox": "checkbox",
-    "tab": "tab", "heading": "heading", "title": "heading", "header": "heading",
-    "form": "form", "icon": "button",
-}  # fmt: skip
-
-# Words that mean the same on real sites; the first of each set is canonical.
-SYNONYMS = [
-    ("login", "log in", "sign in", "signin", "log on", "logon"),
-    ("logout", "log out", "sign out", "signout"),
-    ("search", "find", "look up", "lookup"),
-    ("like", "favourite", "favorite", "heart"),
-    ("username", "user name", "login name", "user id"),
-    ("password", "passcode", "pass word"),
-    ("submit", "send", "go"),
-    ("result", "hit", "match"),
-    ("next", "more", "forward"),
-    ("previous", "prev"),
-    ("article", "page", "entry"),
-]
-STOP = {"the", "a", "an", "on", "of", "to", "in", "into", "for", "with", "this", "that", "your"}
-
-SHOWN = "(?:shown|visible|displayed|listed|present|open|there)"
-
-GENERIC_NOUNS = {"item", "entry", "one", "link", "element", "option", "thing", "row"}
-
-TEXT_INPUT_TYPES = {"", "text", "search", "email", "password", "url", "tel", "number"}
-
-
-def canon(text: str) -> str:
-    """Lower-case words with synonyms folded and light stemming."""
-    words = re.sub(r"[^a-z0-9{}_]+", " ", text.lower()).split()
-    text = " " + " ".join(_stem(w) for w in words) + " "
-    for group in SYNONYMS:
-        for member in sorted(group[1:], key=len, reverse=True):
-            text = text.replace(f" {member} ", f" {group[0]} ")
-    return text.strip()
-
-
-def _stem(word: str) -> str:
-    if word.endswith("ed") and len(word) > 4:
-        return word[:-1] if word[-3] == "e" or word[:-1].endswith("e") else word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
-def tokens(text: str) -> set[str]:
-    """The meaningful words of ``text``."""
-    return {t for t in canon(text).split() if t not in STOP}
-
-
-def unquote(text: str) -> tuple[str, bool]:
-    """``'Sign in'`` -> (``Sign in``, True); other text unchanged."""
-    text = text.strip().rstrip(".")
-    match = re.fullmatch(r"""["'“‘](.+)["'”’]""", text)
-    return (match.group(1), True) if match else (text, False)
+from .elements import element_kind, first_stable, heading_for, locate, locator, resolve
+from .observation import Observation, ObservedElement
+from .words import (
+    KEY_NAMES,
+    SHOWN,
+    Target,
+    canon,
+    key_name,
+    literal_form,
+    parse_target,
+    restore,
+    stats_logging,
+    templatise,
+    unquote,
+    video_sampling,
+    with_base,
+)
 
 
 class NotHolding(Unresolved):
     """A trigger that parses but does not hold on the page (the state does not apply)."""
-
-
-@dataclass
-class Target:
-    """A parsed reference to an element: "the first 'Sign in' button"."""
-
-    phrase: str
-    quoted: bool = False
-    role: str = ""
-    ordinal: int | None = None
-
-
-def parse_target(text: str) -> Target:
-    """Split ordinal, role word and name out of a target phrase."""
-    text = text.strip().rstrip(".")
-    text = re.sub(r"^(on |at )?(the |a |an )", "", text, flags=re.I)
-    ordinal = None
-    first = text.split(" ", 1)
-    if first[0].lower() in ORDINALS and len(first) == 2:
-        ordinal = ORDINALS[first[0].lower()]
-        text = first[1]
-    role = ""
-    quoted_text, quoted = unquote(text)
-    if not quoted:
-        match = re.fullmatch(r"""(["'“‘].+["'”’])\s+(\w+)""", text)
-        if match and match.group(2).lower() in ROLE_WORDS:
-            role = ROLE_WORDS[match.group(2).lower()]
-            quoted_text, quoted = unquote(match.group(1))
-    if not quoted:
-        words = text.split()
-        while len(words) > 1 and words[-1].lower() in ROLE_WORDS:
-            word = words.pop().lower()  # "product title heading": both role words go
-            role = role or ROLE_WORDS[word]
-        if len(words) == 1 and words[0].lower() in ROLE_WORDS and not role:
-            role = ROLE_WORDS[words[0].lower()]
-        quoted_text = " ".join(words)
-    return Target(quoted_text, quoted, role, ordinal)
-
-
-# ------------------------------------------------------------------------ resolution
-
-
-def _kind(el: ObservedElement) -> str:
-    tag, role = el.tag, el.role
-    if tag == "select" or role in ("combobox", "listbox"):
-        return "select"
-    if (
-        tag == "textarea"
-        or role in ("textbox", "searchbox")
-        or el.attrs.get("contenteditable") == "true"
-    ):
-        return "text"
-    if tag == "input":
-        kind = el.attrs.get("type", "").lower()
-        if kind in TEXT_INPUT_TYPES:
-            return "text"
-        if kind in ("checkbox", "radio"):
-            return "checkbox"
-        return "button"
-    if tag == "a" or role == "link":
-        return "link"
-    return "button" if tag in ("button", "summary") or role in ("button", "tab") else "other"
-
-
-def _fields(el: ObservedElement) -> list[str]:
-    out = [el.name, el.label, el.text]
-    for attr in ("placeholder", "aria-label", "title", "value", "name", "id", "data-testid"):
-        if attr in el.attrs:
-            out.append(el.attrs[attr].replace("-", " ").replace("_", " "))
-    return [f for f in out if f]
-
-
-def _score(target: Target, texts: list[str]) -> float:
-    phrase = canon(target.phrase)
-    want = tokens(target.phrase)
-    best = 0.0
-    for raw in texts:
-        field = canon(raw)
-        if not field:
-            continue
-        if field == phrase:
-            score = 100.0
-        elif phrase and re.search(rf"(^| ){re.escape(phrase)}( |$)", field):
-            score = 80.0 - min(15.0, (len(field) - len(phrase)) / 4)
-        elif len(field) >= 3 and re.search(rf"(^| ){re.escape(field)}( |$)", phrase):
-            score = 65.0
-        elif want:
-            have = tokens(raw)
-            score = 55.0 * len(want & have) / len(want) if want & have else 0.0
-        else:
-            score = 0.0
-        best = max(best, score)
-    return best
-
-
-def _role_fit(target: Target, el: ObservedElement) -> float:
-    kind = _kind(el)
-    if not target.role:
-        return 0.0
-    if target.role == kind or (target.role == "button" and kind == "link" and el.role):
-        return 15.0
-    if target.role == "text" and kind != "text":
-        return -40.0
-    if target.role == "select" and kind != "select":
-        return -40.0
-    if target.role == "form":
-        return 15.0 if el.region == "form" else -10.0
-    return -15.0
-
-
-def _pick(
-    scored: list[tuple[float, ObservedElement]], what: str, page: Observation
-) -> ObservedElement:
-    scored = sorted(scored, key=lambda p: (-p[0], p[1].mmid))
-    if not scored or scored[0][0] < 40:
-        near = ", ".join(e.describe() for _, e in scored[:3]) or "no candidates"
-        raise Unresolved(f"no element on {page.url} matches {what} (closest: {near})")
-    best_score, best = scored[0]
-    rivals = [e for s, e in scored[1:] if s >= best_score - 8]
-    if rivals:
-        names = ", ".join(e.describe() for e in [best, *rivals[:3]])
-        raise Unresolved(f"{what} is ambiguous on {page.url}: {names}; name it more precisely")
-    return best
-
-
-def resolve(target: Target, page: Observation, want: str = "") -> ObservedElement:
-    """The one element ``target`` names on ``page``; ``want`` filters by kind."""
-    what = f"{target.phrase!r}" + (f" ({target.role})" if target.role else "")
-    candidates = [e for e in page.elements if not want or _kind(e) == want]
-    if target.ordinal is not None:
-        return _resolve_ordinal(target, candidates, page, what)
-    scored = []
-    for el in candidates:
-        score = _score(target, _fields(el))
-        if score > 0:
-            score += _role_fit(target, el)
-            if target.quoted and score < 95:
-                score -= 10  # a quoted name should match as written
-            scored.append((score, el))
-    return _pick(scored, what, page)
-
-
-def _resolve_ordinal(
-    target: Target, candidates: list[ObservedElement], page: Observation, what: str
-) -> ObservedElement:
-    groups: dict[str, list[ObservedElement]] = {}
-    for el in candidates:
-        if el.group is not None:
-            groups.setdefault(el.group.selector, []).append(el)
-    if not groups:
-        raise Unresolved(f"no list of similar items on {page.url} for {what}")
-    noun = tokens(target.phrase) - GENERIC_NOUNS
-
-    def score(items: list[ObservedElement]) -> tuple[float, int]:
-        sel = items[0].group.selector if items[0].group else ""
-        words = tokens(re.sub(r"[^A-Za-z]+", " ", sel)) | tokens(" ".join(_fields(items[0])))
-        s = 50.0 * len(noun & words) / len(noun) if noun else 30.0
-        s += 20.0 if items[0].region == "main" else 0.0
-        s += 10.0 if _kind(items[0]) in ("link", "button") else 0.0
-        return s, len(items)
-
-    ranked = sorted(groups.values(), key=lambda g: score(g), reverse=True)
-    if score(ranked[0])[0] < 50:
-        raise Unresolved(
-            f"no list on {page.url} looks like {what} (lists: "
-            + ", ".join(repr(g[0].group.selector) for g in ranked[:3] if g[0].group)
-            + ")"
-        )
-    if len(ranked) > 1 and score(ranked[0]) == score(ranked[1]):
-        raise Unresolved(
-            f"{what} is ambiguous on {page.url}: lists "
-            + ", ".join(repr(g[0].group.selector) for g in ranked[:3] if g[0].group)
-        )
-    items = ranked[0]
-    index = target.ordinal if target.ordinal is not None else 0
-    if not -len(items) <= index < len(items):
-        raise Unresolved(f"{what}: the list on {page.url} has only {len(items)} items")
-    return items[index]
-
-
-def locator(el: ObservedElement, *, in_list: bool = False) -> dict[str, object]:
-    """``by``/``selector`` params for ``el``; with ``in_list`` (an ordinal target, or an
-    element without a stable selector of its own) its list's selector and ``index``."""
-    if el.group is not None and (in_list or el.best is None or not el.best.stable):
-        return {"by": "css selector", "selector": el.group.selector, "index": el.group.index}
-    best = el.best
-    if best is None:
-        raise Unresolved(f"no unique selector for {el.describe()}")
-    return {"by": best.by, "selector": best.selector}
-
-
-def locate(target: Target, page: Observation, want: str = "") -> dict[str, object]:
-    """Resolve ``target`` and return its locator params (group and index for ordinals)."""
-    loc = locator(resolve(target, page, want), in_list=target.ordinal is not None)
-    if target.ordinal is not None:
-        loc["index"] = target.ordinal  # "the last result" stays the last one
-    return loc
-
-
-def _heading(target: Target, page: Observation) -> tuple[Heading, bool]:
-    """The heading ``target`` names by its text (True), or for "the heading" (role only,
-    or a description like "an article heading"), the page's only top heading (False)."""
-    scored = [(_score(target, [h.text]), h) for h in page.headings]
-    scored = [p for p in scored if p[0] >= 60]
-    if scored:
-        scored.sort(key=lambda p: -p[0])
-        return scored[0][1], True
-    tops = [h for h in page.headings if h.tag == "h1"] or page.headings[:1]
-    if target.role == "heading" and len(tops) == 1:
-        return tops[0], False
-    raise Unresolved(f"no heading on {page.url} matches {target.phrase!r}")
-
-
-# ------------------------------------------------------------------------ templates
-
-
-def templatise(value: str, ctx: Context) -> str:
-    """A literal equal to a var's value, or starting with the base URL, as placeholders."""
-    if ctx.base_url and value.startswith(ctx.base_url):
-        value = "{base_url}" + value[len(ctx.base_url) :]
-    for name, literal in sorted(ctx.values.items(), key=lambda p: -len(p[1])):
-        if literal and value == literal:
-            return "{" + name + "}"
-    return value
-
-
-def _literal(text: str, ctx: Context) -> tuple[str, dict[str, str]]:
-    """``text`` with its placeholders filled from ``ctx.values``, and what to write back
-    in what is stored: each quoted fragment's and each used value's literal → template."""
-    used = {n for n in PLACEHOLDER.findall(text) if n in ctx.values}
-    if not used:
-        return text, {}
-
-    def fill(fragment: str) -> str:
-        return PLACEHOLDER.sub(lambda m: ctx.values[m[1]] if m[1] in used else m[0], fragment)
-
-    back = {ctx.values[n]: "{" + n + "}" for n in sorted(used, key=lambda n: len(ctx.values[n]))}
-    for fragment in re.findall(r"""['"“‘]([^'"”’]*\{\w+\}[^'"”’]*)['"”’]""", text):
-        back[fill(fragment)] = fragment
-    return fill(text), back
-
-
-_VERBATIM = ("by", "index", "x", "y", "match", "visible", "direction", "key")
-
-
-def _restore(params: dict[str, Any], back: dict[str, str]) -> dict[str, Any]:
-    """``params`` with literals from :func:`_literal` written back as placeholders."""
-    if not back:
-        return params
-    out = dict(params)
-    for key, value in params.items():
-        if key in _VERBATIM or isinstance(value, bool) or value is None:
-            continue
-        shown = f"{value:g}" if isinstance(value, float) else str(value)
-        if shown in back:
-            out[key] = back[shown]
-        elif isinstance(value, str) and key in ("text", "url", "title"):
-            for literal, template in sorted(back.items(), key=lambda p: -len(p[0])):
-                if len(literal) >= 3 and literal in value:
-                    out[key] = value.replace(literal, template)
-                    break
-    return out
-
-
-def _with_base(url: str, ctx: Context) -> str:
-    if url.startswith("/") and ctx.base_url:
-        return "{base_url}" + url
-    return templatise(url, ctx)
-
-
-# ------------------------------------------------------------------------ the synthesiser
-
-
-KEY_NAMES = r"enter|return|tab|escape|esc|space|backspace|delete|page ?down|page ?up|home|end|"
-KEY_NAMES += r"arrow ?(?:up|down|left|right)|up|down|left|right|f\d{1,2}"
 
 
 class BuiltinSynthesiser:
@@ -387,9 +60,9 @@ class BuiltinSynthesiser:
         instruction: str,
         done: list[Action],
     ) -> tuple[list[Action], bool]:
-        literal, back = _literal(instruction.strip(), ctx)
+        literal, back = literal_form(instruction.strip(), ctx)
         actions = [
-            a.model_copy(update={"params": _restore(a.params, back)})
+            a.model_copy(update={"params": restore(a.params, back)})
             for a in self._actions(ctx, page, literal)
         ]
         self.usage.builtin_steps += 1
@@ -400,7 +73,7 @@ class BuiltinSynthesiser:
         if re.fullmatch(r"(?:go|navigate) back|back", low):
             return [Action(type="go_back", params={})]
         if m := re.fullmatch(r"(?:navigate|go|open|visit|browse)(?: to)? (\S+)", text, re.I):
-            return [Action(type="navigate", params={"url": _with_base(unquote(m[1])[0], ctx)})]
+            return [Action(type="navigate", params={"url": with_base(unquote(m[1])[0], ctx)})]
         if m := re.fullmatch(
             r"wait(?: for)? ([\d.]+) ?(ms|milliseconds?|s|secs?|seconds?|minutes?|mins?)?", low
         ):
@@ -408,12 +81,12 @@ class BuiltinSynthesiser:
             factor = 0.001 if unit.startswith(("ms", "milli")) else 60.0 if unit[0] == "m" else 1.0
             seconds = float(m[1]) * factor
             return [Action(type="wait", params={"seconds": seconds})]
-        if stats := _stats_logging(text):
+        if stats := stats_logging(text):
             return [stats]
-        if sampling := _video_sampling(low):
+        if sampling := video_sampling(low):
             return [sampling]
         if m := re.fullmatch(rf"press(?: the)? ({KEY_NAMES}|\S)(?: key)?(?: in (.+))?", low):
-            params: dict[str, object] = {"key": _key_name(m[1])}
+            params: dict[str, object] = {"key": key_name(m[1])}
             if m[2]:
                 params |= locate(parse_target(text[m.start(2) :]), page)
             return [Action(type="press_key", params=params)]
@@ -456,7 +129,7 @@ class BuiltinSynthesiser:
         raise Unresolved(f"not a literal instruction the builtin synthesiser knows: {text!r}")
 
     def _menu(self, target: Target, option: str, page: Observation) -> ObservedElement:
-        menus = [e for e in page.elements if _kind(e) == "select"]
+        menus = [e for e in page.elements if element_kind(e) == "select"]
         having = [e for e in menus if any(canon(o.text) == canon(option) for o in e.options or [])]
         if len(having) == 1:
             return having[0]
@@ -472,10 +145,10 @@ class BuiltinSynthesiser:
         checks: list[Check] = []
         vague: list[str] = []
         for trigger in state.triggers:
-            literal, back = _literal(trigger, ctx)
+            literal, back = literal_form(trigger, ctx)
             try:
                 checks += [
-                    c.model_copy(update={"params": _restore(c.params, back)})
+                    c.model_copy(update={"params": restore(c.params, back)})
                     for c in self._trigger(ctx, page, literal)
                 ]
             except NotHolding:
@@ -499,7 +172,7 @@ class BuiltinSynthesiser:
         if m := re.fullmatch(r"(?:the )?(?:page )?url (?:is|equals) (.+)", text, re.I):
             value, quoted = unquote(m[1])
             if quoted or value.startswith(("http", "/", "{")):
-                return [Check(type="url", params={"url": _with_base(value, ctx)})]
+                return [Check(type="url", params={"url": with_base(value, ctx)})]
             return [self._url_landmark(ctx, page)]
         if m := re.fullmatch(r"(?:the )?(?:page )?url ends with (.+)", text, re.I):
             value = unquote(m[1])[0]
@@ -512,7 +185,7 @@ class BuiltinSynthesiser:
             match = "contains" if m[1].lower() in ("contains", "includes", "has") else "prefix"
             value = unquote(m[2])[0]
             if match == "prefix":
-                value = _with_base(value, ctx)
+                value = with_base(value, ctx)
             return [Check(type="url", params={"url": value, "match": match})]
         if m := re.fullmatch(
             r"(?:the )?(?:page )?title (is|equals|contains|includes|has|mentions) (.+)", text, re.I
@@ -576,7 +249,7 @@ class BuiltinSynthesiser:
                         # a name or number ("Ruritania is listed", "City 001 is shown"):
                         # the words on the page, or the state does not apply here
                         return [self._text(ctx, page, f"'{name}'")]
-            heading, named = _heading(target, page)
+            heading, named = heading_for(target, page)
             if not heading.selectors:
                 raise Unresolved(f"no selector for heading {heading.text!r}")
             sel = heading.selectors[0]
@@ -646,12 +319,12 @@ class BuiltinSynthesiser:
             return Check(type="url", params={"url": page.url})
         base = f"{parts.scheme}://{parts.netloc}{parts.path}"
         if parts.query:
-            return Check(type="url", params={"url": _with_base(base + "?", ctx), "match": "prefix"})
+            return Check(type="url", params={"url": with_base(base + "?", ctx), "match": "prefix"})
         if parts.path.endswith("/") or parts.path.count("/") < 2:
-            return Check(type="url", params={"url": _with_base(base, ctx)})
+            return Check(type="url", params={"url": with_base(base, ctx)})
         # /wiki/article/quic: the last segment names one item of many
         folder = base[: base.rindex("/") + 1]
-        return Check(type="url", params={"url": _with_base(folder, ctx), "match": "prefix"})
+        return Check(type="url", params={"url": with_base(folder, ctx), "match": "prefix"})
 
     def _landmarks(self, ctx: Context, page: Observation, checks: list[Check]) -> list[Check]:
         """For vague triggers: the page's URL path plus a unique heading or control."""
@@ -659,10 +332,10 @@ class BuiltinSynthesiser:
         if not any(c.type == "url" for c in out):
             out.insert(0, self._url_landmark(ctx, page))
         if not any(c.type == "element" for c in out):
-            stable = _first_stable([s for h in page.headings for s in h.selectors[:1]])
+            stable = first_stable([s for h in page.headings for s in h.selectors[:1]])
             if stable is None:
                 main = [e for e in page.elements if e.region == "main"] or page.elements
-                stable = _first_stable([s for e in main for s in e.selectors])
+                stable = first_stable([s for e in main for s in e.selectors])
             if stable is not None:
                 out.append(
                     Check(type="element", params={"by": stable.by, "selector": stable.selector})
@@ -737,7 +410,7 @@ class BuiltinSynthesiser:
         levels = set()
         for trigger in spec.triggers:
             try:
-                checks = self._trigger(ctx, page, _literal(trigger, ctx)[0])
+                checks = self._trigger(ctx, page, literal_form(trigger, ctx)[0])
             except NotHolding:
                 return "no"
             except Unresolved:
@@ -795,88 +468,9 @@ def _holds_on(check: Check, page: Observation, ctx: Context) -> bool:
     return True  # elements were resolved on this very page
 
 
-def _first_stable(selectors: list[Selector]) -> Selector | None:
-    return next((s for s in selectors if s.stable), None)
-
-
 def _unique(checks: list[Check]) -> list[Check]:
     out: list[Check] = []
     for c in checks:
         if c not in out:
             out.append(c)
     return out
-
-
-_EVERY = r"(?: (?:every|each) ([\d.]+) ?(ms|milliseconds?|s|secs?|seconds?))?"
-_SAMPLING = (
-    re.compile(
-        r"(start|begin|stop|end|finish) (?:sampling|recording|logging|measuring|monitoring|"
-        r"collecting) (?:the )?(?:videos?|playback)(?: quality| stats| statistics| metrics)?"
-        + _EVERY
-    ),
-    re.compile(
-        r"(start|begin|stop|end|finish) (?:the )?video(?: quality)? (?:sampling|sampler|"
-        r"stats|statistics|logging)" + _EVERY
-    ),
-    re.compile(r"(sample) (?:the )?(?:videos?|video quality|playback)" + _EVERY),
-)
-
-
-_STATS = (
-    r"(?:video |playback )?(?:stats|statistics|quality stats|qoe|qoe stats)(?: for nerds)?"
-    r"|stats for nerds"
-)
-_STATS_EVERY = r"(?: (?:every|each) (?P<n{0}>[\d.]+) ?(?P<u{0}>ms|milliseconds?|s|secs?|seconds?))?"
-_STATS_START = re.compile(
-    rf"(?:start |begin )?(?:logging|log|recording|record|writing|write) (?:the )?(?:{_STATS})"
-    + _STATS_EVERY.format(1)
-    + r"(?: (?:to|into|in) (?:the file )?['\"]?(?P<path>[^\s'\"]+?)['\"]?)?"
-    + _STATS_EVERY.format(2)
-    + r"\.?",
-    re.I,
-)
-_STATS_STOP = re.compile(
-    rf"(?:stop|end|finish) (?:logging|recording|writing) (?:the )?(?:{_STATS})\.?"
-    rf"|(?:stop|end|finish) (?:the )?(?:{_STATS}) (?:logging|log|logger)\.?",
-    re.I,
-)
-
-
-def _stats_logging(text: str) -> Action | None:
-    """NetGent's "Stats for Nerds" log: 'Log video stats every 2 seconds to stats.jsonl',
-    'Start logging stats for nerds', 'Stop logging video stats'."""
-    text = text.strip()
-    if _STATS_STOP.fullmatch(text):
-        return Action(type="stop_stats_logging", params={})
-    m = _STATS_START.fullmatch(text)
-    if m is None:
-        return None
-    params: dict[str, object] = {}
-    for n in "12":
-        if m.group(f"n{n}"):
-            factor = 0.001 if m.group(f"u{n}").lower().startswith("m") else 1.0
-            params["interval"] = float(m.group(f"n{n}")) * factor
-    if m.group("path"):
-        params["out_path"] = m.group("path")
-    return Action(type="start_stats_logging", params=params)
-
-
-def _video_sampling(text: str) -> Action | None:
-    """The sampler actions: 'Start sampling video quality every 0.5 seconds', 'Stop the
-    video sampler'."""
-    for pattern in _SAMPLING:
-        if m := pattern.fullmatch(text):
-            if m[1] in ("stop", "end", "finish"):
-                return Action(type="stop_video_sampling", params={})
-            params: dict[str, object] = {}
-            if m[2]:
-                params["interval"] = float(m[2]) * (0.001 if m[3].startswith("m") else 1.0)
-            return Action(type="start_video_sampling", params=params)
-    return None
-
-
-def _key_name(text: str) -> str:
-    text = text.strip()
-    if len(text) == 1:
-        return text
-    return "".join(w.capitalize() for w in text.split())

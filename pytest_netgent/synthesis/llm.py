@@ -33,8 +33,10 @@ from ..errors import ModelError
 from ..messages import ActionOutput, Toolcall, format_context
 from ..spec import StateSpec
 from . import Context, Unresolved, Usage
-from .builtin import BuiltinSynthesiser, locator, templatise
+from .builtin import BuiltinSynthesiser
+from .elements import locator
 from .observation import Observation
+from .words import templatise
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

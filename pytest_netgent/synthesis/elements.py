@@ -1,0 +1,189 @@
+"""Finding the element a target names on an observed page: scored by accessible name,
+label, placeholder, visible text and role, the best unique one wins; and the locator a
+check or action keeps for it."""
+
+from __future__ import annotations
+
+import re
+
+from . import Unresolved
+from .observation import Heading, Observation, ObservedElement, Selector
+from .words import GENERIC_NOUNS, TEXT_INPUT_TYPES, Target, canon, tokens
+
+
+def element_kind(el: ObservedElement) -> str:
+    tag, role = el.tag, el.role
+    if tag == "select" or role in ("combobox", "listbox"):
+        return "select"
+    if (
+        tag == "textarea"
+        or role in ("textbox", "searchbox")
+        or el.attrs.get("contenteditable") == "true"
+    ):
+        return "text"
+    if tag == "input":
+        kind = el.attrs.get("type", "").lower()
+        if kind in TEXT_INPUT_TYPES:
+            return "text"
+        if kind in ("checkbox", "radio"):
+            return "checkbox"
+        return "button"
+    if tag == "a" or role == "link":
+        return "link"
+    return "button" if tag in ("button", "summary") or role in ("button", "tab") else "other"
+
+
+def _fields(el: ObservedElement) -> list[str]:
+    out = [el.name, el.label, el.text]
+    for attr in ("placeholder", "aria-label", "title", "value", "name", "id", "data-testid"):
+        if attr in el.attrs:
+            out.append(el.attrs[attr].replace("-", " ").replace("_", " "))
+    return [f for f in out if f]
+
+
+def _score(target: Target, texts: list[str]) -> float:
+    phrase = canon(target.phrase)
+    want = tokens(target.phrase)
+    best = 0.0
+    for raw in texts:
+        field = canon(raw)
+        if not field:
+            continue
+        if field == phrase:
+            score = 100.0
+        elif phrase and re.search(rf"(^| ){re.escape(phrase)}( |$)", field):
+            score = 80.0 - min(15.0, (len(field) - len(phrase)) / 4)
+        elif len(field) >= 3 and re.search(rf"(^| ){re.escape(field)}( |$)", phrase):
+            score = 65.0
+        elif want:
+            have = tokens(raw)
+            score = 55.0 * len(want & have) / len(want) if want & have else 0.0
+        else:
+            score = 0.0
+        best = max(best, score)
+    return best
+
+
+def _role_fit(target: Target, el: ObservedElement) -> float:
+    kind = element_kind(el)
+    if not target.role:
+        return 0.0
+    if target.role == kind or (target.role == "button" and kind == "link" and el.role):
+        return 15.0
+    if target.role == "text" and kind != "text":
+        return -40.0
+    if target.role == "select" and kind != "select":
+        return -40.0
+    if target.role == "form":
+        return 15.0 if el.region == "form" else -10.0
+    return -15.0
+
+
+def _pick(
+    scored: list[tuple[float, ObservedElement]], what: str, page: Observation
+) -> ObservedElement:
+    scored = sorted(scored, key=lambda p: (-p[0], p[1].mmid))
+    if not scored or scored[0][0] < 40:
+        near = ", ".join(e.describe() for _, e in scored[:3]) or "no candidates"
+        raise Unresolved(f"no element on {page.url} matches {what} (closest: {near})")
+    best_score, best = scored[0]
+    rivals = [e for s, e in scored[1:] if s >= best_score - 8]
+    if rivals:
+        names = ", ".join(e.describe() for e in [best, *rivals[:3]])
+        raise Unresolved(f"{what} is ambiguous on {page.url}: {names}; name it more precisely")
+    return best
+
+
+def resolve(target: Target, page: Observation, want: str = "") -> ObservedElement:
+    """The one element ``target`` names on ``page``; ``want`` filters by kind."""
+    what = f"{target.phrase!r}" + (f" ({target.role})" if target.role else "")
+    candidates = [e for e in page.elements if not want or element_kind(e) == want]
+    if target.ordinal is not None:
+        return _resolve_ordinal(target, candidates, page, what)
+    scored = []
+    for el in candidates:
+        score = _score(target, _fields(el))
+        if score > 0:
+            score += _role_fit(target, el)
+            if target.quoted and score < 95:
+                score -= 10  # a quoted name should match as written
+            scored.append((score, el))
+    return _pick(scored, what, page)
+
+
+def _resolve_ordinal(
+    target: Target, candidates: list[ObservedElement], page: Observation, what: str
+) -> ObservedElement:
+    groups: dict[str, list[ObservedElement]] = {}
+    for el in candidates:
+        if el.group is not None:
+            groups.setdefault(el.group.selector, []).append(el)
+    if not groups:
+        raise Unresolved(f"no list of similar items on {page.url} for {what}")
+    noun = tokens(target.phrase) - GENERIC_NOUNS
+
+    def score(items: list[ObservedElement]) -> tuple[float, int]:
+        sel = items[0].group.selector if items[0].group else ""
+        words = tokens(re.sub(r"[^A-Za-z]+", " ", sel)) | tokens(" ".join(_fields(items[0])))
+        s = 50.0 * len(noun & words) / len(noun) if noun else 30.0
+        s += 20.0 if items[0].region == "main" else 0.0
+        s += 10.0 if element_kind(items[0]) in ("link", "button") else 0.0
+        return s, len(items)
+
+    ranked = sorted(groups.values(), key=lambda g: score(g), reverse=True)
+    if score(ranked[0])[0] < 50:
+        raise Unresolved(
+            f"no list on {page.url} looks like {what} (lists: "
+            + ", ".join(repr(g[0].group.selector) for g in ranked[:3] if g[0].group)
+            + ")"
+        )
+    if len(ranked) > 1 and score(ranked[0]) == score(ranked[1]):
+        raise Unresolved(
+            f"{what} is ambiguous on {page.url}: lists "
+            + ", ".join(repr(g[0].group.selector) for g in ranked[:3] if g[0].group)
+        )
+    items = ranked[0]
+    index = target.ordinal if target.ordinal is not None else 0
+    if not -len(items) <= index < len(items):
+        raise Unresolved(f"{what}: the list on {page.url} has only {len(items)} items")
+    return items[index]
+
+
+def locator(el: ObservedElement, *, in_list: bool = False) -> dict[str, object]:
+    """``by``/``selector`` params for ``el``; with ``in_list`` (an ordinal target, or an
+    element without a stable selector of its own) its list's selector and ``index``."""
+    if el.group is not None and (in_list or el.best is None or not el.best.stable):
+        return {"by": "css selector", "selector": el.group.selector, "index": el.group.index}
+    best = el.best
+    if best is None:
+        raise Unresolved(f"no unique selector for {el.describe()}")
+    return {"by": best.by, "selector": best.selector}
+
+
+def locate(target: Target, page: Observation, want: str = "") -> dict[str, object]:
+    """Resolve ``target`` and return its locator params (group and index for ordinals)."""
+    loc = locator(resolve(target, page, want), in_list=target.ordinal is not None)
+    if target.ordinal is not None:
+        loc["index"] = target.ordinal  # "the last result" stays the last one
+    return loc
+
+
+def heading_for(target: Target, page: Observation) -> tuple[Heading, bool]:
+    """The heading ``target`` names by its text (True), or for "the heading" (role only,
+    or a description like "an article heading"), the page's only top heading (False)."""
+    scored = [(_score(target, [h.text]), h) for h in page.headings]
+    scored = [p for p in scored if p[0] >= 60]
+    if scored:
+        scored.sort(key=lambda p: -p[0])
+        return scored[0][1], True
+    tops = [h for h in page.headings if h.tag == "h1"] or page.headings[:1]
+    if target.role == "heading" and len(tops) == 1:
+        return tops[0], False
+    raise Unresolved(f"no heading on {page.url} matches {target.phrase!r}")
+
+
+# ------------------------------------------------------------------------ templates
+
+
+def first_stable(selectors: list[Selector]) -> Selector | None:
+    return next((s for s in selectors if s.stable), None)

@@ -1,0 +1,255 @@
+"""Reading the builtin synthesiser's sentences: words and their stems, quoted text,
+targets ("the first result", "the 'Sign in' button"), placeholders, key names, and the
+video sampling and stats logging sentences."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..automaton import Action
+from ..spec import PLACEHOLDER
+from . import Context
+
+ORDINALS = {
+    "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3,
+    "4th": 3, "fifth": 4, "5th": 4, "sixth": 5, "seventh": 6, "eighth": 7, "ninth": 8,
+    "tenth": 9, "last": -1,
+}  # fmt: skip
+
+ROLE_WORDS = {
+    "button": "button", "btn": "button", "link": "link", "field": "text", "box": "text",
+    "input": "text", "textbox": "text", "textarea": "text", "menu": "select",
+    "dropdown": "select", "selector": "select", "picker": "select", "checkbox": "checkbox",
+    "tab": "tab", "heading": "heading", "title": "heading", "header": "heading",
+    "form": "form", "icon": "button",
+}  # fmt: skip
+
+# Words that mean the same on real sites; the first of each set is canonical.
+SYNONYMS = [
+    ("login", "log in", "sign in", "signin", "log on", "logon"),
+    ("logout", "log out", "sign out", "signout"),
+    ("search", "find", "look up", "lookup"),
+    ("like", "favourite", "favorite", "heart"),
+    ("username", "user name", "login name", "user id"),
+    ("password", "passcode", "pass word"),
+    ("submit", "send", "go"),
+    ("result", "hit", "match"),
+    ("next", "more", "forward"),
+    ("previous", "prev"),
+    ("article", "page", "entry"),
+]
+STOP = {"the", "a", "an", "on", "of", "to", "in", "into", "for", "with", "this", "that", "your"}
+
+SHOWN = "(?:shown|visible|displayed|listed|present|open|there)"
+
+GENERIC_NOUNS = {"item", "entry", "one", "link", "element", "option", "thing", "row"}
+
+TEXT_INPUT_TYPES = {"", "text", "search", "email", "password", "url", "tel", "number"}
+
+
+def canon(text: str) -> str:
+    """Lower-case words with synonyms folded and light stemming."""
+    words = re.sub(r"[^a-z0-9{}_]+", " ", text.lower()).split()
+    text = " " + " ".join(_stem(w) for w in words) + " "
+    for group in SYNONYMS:
+        for member in sorted(group[1:], key=len, reverse=True):
+            text = text.replace(f" {member} ", f" {group[0]} ")
+    return text.strip()
+
+
+def _stem(word: str) -> str:
+    if word.endswith("ed") and len(word) > 4:
+        return word[:-1] if word[-3] == "e" or word[:-1].endswith("e") else word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def tokens(text: str) -> set[str]:
+    """The meaningful words of ``text``."""
+    return {t for t in canon(text).split() if t not in STOP}
+
+
+def unquote(text: str) -> tuple[str, bool]:
+    """``'Sign in'`` -> (``Sign in``, True); other text unchanged."""
+    text = text.strip().rstrip(".")
+    match = re.fullmatch(r"""["'“‘](.+)["'”’]""", text)
+    return (match.group(1), True) if match else (text, False)
+
+
+@dataclass
+class Target:
+    """A parsed reference to an element: "the first 'Sign in' button"."""
+
+    phrase: str
+    quoted: bool = False
+    role: str = ""
+    ordinal: int | None = None
+
+
+def parse_target(text: str) -> Target:
+    """Split ordinal, role word and name out of a target phrase."""
+    text = text.strip().rstrip(".")
+    text = re.sub(r"^(on |at )?(the |a |an )", "", text, flags=re.I)
+    ordinal = None
+    first = text.split(" ", 1)
+    if first[0].lower() in ORDINALS and len(first) == 2:
+        ordinal = ORDINALS[first[0].lower()]
+        text = first[1]
+    role = ""
+    quoted_text, quoted = unquote(text)
+    if not quoted:
+        match = re.fullmatch(r"""(["'“‘].+["'”’])\s+(\w+)""", text)
+        if match and match.group(2).lower() in ROLE_WORDS:
+            role = ROLE_WORDS[match.group(2).lower()]
+            quoted_text, quoted = unquote(match.group(1))
+    if not quoted:
+        words = text.split()
+        while len(words) > 1 and words[-1].lower() in ROLE_WORDS:
+            word = words.pop().lower()  # "product title heading": both role words go
+            role = role or ROLE_WORDS[word]
+        if len(words) == 1 and words[0].lower() in ROLE_WORDS and not role:
+            role = ROLE_WORDS[words[0].lower()]
+        quoted_text = " ".join(words)
+    return Target(quoted_text, quoted, role, ordinal)
+
+
+# ------------------------------------------------------------------------ resolution
+
+
+def templatise(value: str, ctx: Context) -> str:
+    """A literal equal to a var's value, or starting with the base URL, as placeholders."""
+    if ctx.base_url and value.startswith(ctx.base_url):
+        value = "{base_url}" + value[len(ctx.base_url) :]
+    for name, literal in sorted(ctx.values.items(), key=lambda p: -len(p[1])):
+        if literal and value == literal:
+            return "{" + name + "}"
+    return value
+
+
+def literal_form(text: str, ctx: Context) -> tuple[str, dict[str, str]]:
+    """``text`` with its placeholders filled from ``ctx.values``, and what to write back
+    in what is stored: each quoted fragment's and each used value's literal → template."""
+    used = {n for n in PLACEHOLDER.findall(text) if n in ctx.values}
+    if not used:
+        return text, {}
+
+    def fill(fragment: str) -> str:
+        return PLACEHOLDER.sub(lambda m: ctx.values[m[1]] if m[1] in used else m[0], fragment)
+
+    back = {ctx.values[n]: "{" + n + "}" for n in sorted(used, key=lambda n: len(ctx.values[n]))}
+    for fragment in re.findall(r"""['"“‘]([^'"”’]*\{\w+\}[^'"”’]*)['"”’]""", text):
+        back[fill(fragment)] = fragment
+    return fill(text), back
+
+
+_VERBATIM = ("by", "index", "x", "y", "match", "visible", "direction", "key")
+
+
+def restore(params: dict[str, Any], back: dict[str, str]) -> dict[str, Any]:
+    """``params`` with literals from :func:`literal` written back as placeholders."""
+    if not back:
+        return params
+    out = dict(params)
+    for key, value in params.items():
+        if key in _VERBATIM or isinstance(value, bool) or value is None:
+            continue
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        if shown in back:
+            out[key] = back[shown]
+        elif isinstance(value, str) and key in ("text", "url", "title"):
+            for literal, template in sorted(back.items(), key=lambda p: -len(p[0])):
+                if len(literal) >= 3 and literal in value:
+                    out[key] = value.replace(literal, template)
+                    break
+    return out
+
+
+def with_base(url: str, ctx: Context) -> str:
+    if url.startswith("/") and ctx.base_url:
+        return "{base_url}" + url
+    return templatise(url, ctx)
+
+
+# ------------------------------------------------------------------------ the synthesiser
+
+
+KEY_NAMES = r"enter|return|tab|escape|esc|space|backspace|delete|page ?down|page ?up|home|end|"
+KEY_NAMES += r"arrow ?(?:up|down|left|right)|up|down|left|right|f\d{1,2}"
+
+
+_EVERY = r"(?: (?:every|each) ([\d.]+) ?(ms|milliseconds?|s|secs?|seconds?))?"
+_SAMPLING = (
+    re.compile(
+        r"(start|begin|stop|end|finish) (?:sampling|recording|logging|measuring|monitoring|"
+        r"collecting) (?:the )?(?:videos?|playback)(?: quality| stats| statistics| metrics)?"
+        + _EVERY
+    ),
+    re.compile(
+        r"(start|begin|stop|end|finish) (?:the )?video(?: quality)? (?:sampling|sampler|"
+        r"stats|statistics|logging)" + _EVERY
+    ),
+    re.compile(r"(sample) (?:the )?(?:videos?|video quality|playback)" + _EVERY),
+)
+
+
+_STATS = (
+    r"(?:video |playback )?(?:stats|statistics|quality stats|qoe|qoe stats)(?: for nerds)?"
+    r"|stats for nerds"
+)
+_STATS_EVERY = r"(?: (?:every|each) (?P<n{0}>[\d.]+) ?(?P<u{0}>ms|milliseconds?|s|secs?|seconds?))?"
+_STATS_START = re.compile(
+    rf"(?:start |begin )?(?:logging|log|recording|record|writing|write) (?:the )?(?:{_STATS})"
+    + _STATS_EVERY.format(1)
+    + r"(?: (?:to|into|in) (?:the file )?['\"]?(?P<path>[^\s'\"]+?)['\"]?)?"
+    + _STATS_EVERY.format(2)
+    + r"\.?",
+    re.I,
+)
+_STATS_STOP = re.compile(
+    rf"(?:stop|end|finish) (?:logging|recording|writing) (?:the )?(?:{_STATS})\.?"
+    rf"|(?:stop|end|finish) (?:the )?(?:{_STATS}) (?:logging|log|logger)\.?",
+    re.I,
+)
+
+
+def stats_logging(text: str) -> Action | None:
+    """NetGent's "Stats for Nerds" log: 'Log video stats every 2 seconds to stats.jsonl',
+    'Start logging stats for nerds', 'Stop logging video stats'."""
+    text = text.strip()
+    if _STATS_STOP.fullmatch(text):
+        return Action(type="stop_stats_logging", params={})
+    m = _STATS_START.fullmatch(text)
+    if m is None:
+        return None
+    params: dict[str, object] = {}
+    for n in "12":
+        if m.group(f"n{n}"):
+            factor = 0.001 if m.group(f"u{n}").lower().startswith("m") else 1.0
+            params["interval"] = float(m.group(f"n{n}")) * factor
+    if m.group("path"):
+        params["out_path"] = m.group("path")
+    return Action(type="start_stats_logging", params=params)
+
+
+def video_sampling(text: str) -> Action | None:
+    """The sampler actions: 'Start sampling video quality every 0.5 seconds', 'Stop the
+    video sampler'."""
+    for pattern in _SAMPLING:
+        if m := pattern.fullmatch(text):
+            if m[1] in ("stop", "end", "finish"):
+                return Action(type="stop_video_sampling", params={})
+            params: dict[str, object] = {}
+            if m[2]:
+                params["interval"] = float(m[2]) * (0.001 if m[3].startswith("m") else 1.0)
+            return Action(type="start_video_sampling", params=params)
+    return None
+
+
+def key_name(text: str) -> str:
+    text = text.strip()
+    if len(text) == 1:
+        return text
+    return "".join(w.capitalize() for w in text.split())
