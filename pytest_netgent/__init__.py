@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first use
     from .automaton import Action, Automaton, Check, State
-    from .engine import RunResult, TimelineEvent
     from .errors import (
         BrowserError,
         CacheError,
@@ -35,6 +34,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first
         load_context_from_file,
         save_context_to_file,
     )
+    from .run import RunResult, TimelineEvent
     from .runner import NetgentBrowser
     from .sdk import NetGent, NetGentResult
     from .spec import StateSpec, Workflow, workflow_schema
@@ -68,14 +68,14 @@ _EXPORTS: dict[str, str] = {
     "RecordReport": ".synthesis",
     "Reflection": ".messages",
     "ReplayError": ".errors",
-    "RunResult": ".engine",
+    "RunResult": ".run",
     "SecretError": ".errors",
     "State": ".automaton",
     "StatePrompt": ".messages",
     "StateSpec": ".spec",
     "Synthesiser": ".synthesis",
     "TieredSynthesiser": ".synthesis.llm",
-    "TimelineEvent": ".engine",
+    "TimelineEvent": ".run",
     "Toolcall": ".messages",
     "Unresolved": ".synthesis",
     "Usage": ".synthesis",

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from . import store
-from .engine import RunResult
 from .errors import NetgentError, ReplayError, WorkflowSpecError
 from .keys import result_key
+from .run import RunResult
 from .spec import BadDocument, LoadedWorkflow, Scalar, load_workflows
 
 

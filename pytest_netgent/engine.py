@@ -20,127 +20,35 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import fnmatch
-import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
+from . import diagnosis
 from .automaton import Action, State
 from .browser.actions import ActionFailed, Actions
 from .browser.guard import NavigationGuard
 from .browser.page import Tick, evaluate, watch_requests
 from .browser.session import START_PAGES, browser_gone, focus_tab, origin_of
-from .browser.video import QoeSample, VideoSampler
+from .browser.video import VideoSampler
 from .browser.watchdog import Watchdog
-from .errors import (
-    BrowserError,
-    CheckOutcome,
-    DriftContext,
-    NavigationError,
-    NetgentError,
-    ReplayError,
-    StateOutcome,
-)
+from .errors import BrowserError, DriftContext, NavigationError, NetgentError, ReplayError
+from .run import RunResult, RunSettings, TimelineEvent, host_allowed, substitute
 from .secrets import Redactor
-from .spec import PLACEHOLDER
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
-    from .synthesis import RecordReport
 
 TICK_MS = 500
 """Longest in-page wait of one tick; limits are checked between ticks."""
 
-CHECKING = "the checks of the candidate states ran"
 HANG_S = 10.0
 """How long a tick may outlast its in-page wait before the page counts as hung (a script
 that never returns); never later than the workflow timeout."""
-
-
-@dataclass
-class TimelineEvent:
-    """One entry of a run's timeline."""
-
-    event: str
-    """``start``, ``url``, ``state``, ``action``, ``end``, ``failure`` or ``record`` (what
-    record mode changed in a state during the run)."""
-    at: str
-    """Wall-clock time, ISO 8601 UTC."""
-    elapsed: float
-    """Seconds since the run started (monotonic clock)."""
-    state: str = ""
-    action: str = ""
-    url: str = ""
-    detail: str = ""
-
-
-@dataclass
-class RunResult:
-    """The outcome of one workflow run."""
-
-    workflow: str
-    passed: bool = False
-    end_state: str = ""
-    final_url: str = ""
-    timeline: list[TimelineEvent] = field(default_factory=list)
-    steps: int = 0
-    ticks: int = 0
-    duration: float = 0.0
-    started_at: str = ""
-    origins: set[str] = field(default_factory=set)
-    error: NetgentError | None = None
-    record: RecordReport | None = None
-    """What record mode synthesised, healed and wrote (``None`` in plain replay)."""
-    qoe: list[QoeSample] = field(default_factory=list)
-    """Video quality samples of ``start_video_sampling`` (see :mod:`.browser.video`)."""
-
-    @property
-    def states_visited(self) -> list[str]:
-        """Names of the states that fired, in order."""
-        return [e.state for e in self.timeline if e.event == "state"]
-
-
-@dataclass
-class RunSettings:
-    """Limits and options of one run."""
-
-    state_timeout: float = 10.0
-    timeout: float = 300.0
-    max_steps: int = 200
-    allow_multiple_states: bool = True
-    allowed_hosts: list[str] | None = None
-    start_url: str = ""
-    screenshot_dir: Path | None = None
-    action_period: float = 0.0
-    """Fixed pause between two actions of a state (NetGent's ``action_period``)."""
-    transition_period: float = 0.0
-    """Fixed pause after a state before the next is matched (``transition_period``)."""
-    duration: float | None = None
-    """Seconds after which a run in a continuous state ends with a pass (NetGent's
-    ``duration``); ``None``: only an end state passes."""
-    output_dir: Path | None = None
-    """Where relative output paths of actions (``start_stats_logging``'s ``out_path``)
-    are resolved; default: the current folder."""
-    watch_requests: bool = True
-    """Watch the page's requests so a slow server is not reported as UI drift (off in
-    UC mode, whose pages must not see any change to ``fetch``)."""
-
-
-SLOW_MS = 1000
-"""A request unanswered this long when a state timed out makes the failure a slow
-server's, not UI drift."""
-
-
-def _unanswered(tick: Tick) -> str:
-    """The page's requests that waited at least :data:`SLOW_MS`, described; or ``""``."""
-    slow = [(m, u, ms) for m, u, ms in tick.pending or () if ms >= SLOW_MS]
-    return ", ".join(f"{m} {u} unanswered after {ms / 1000:.1f}s" for m, u, ms in slow)
 
 
 class _DurationOver(Exception):
@@ -170,39 +78,6 @@ class Healer(Protocol):
         """Before state ``index`` fires: if a state declared earlier, not compiled yet,
         applies instead, synthesise and run it and return its index; else ``None``."""
         ...
-
-
-NETGENT_PLACEHOLDER = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%")
-"""NetGent's own placeholder form, ``%name%``, as its executor fills variables."""
-
-
-def substitute(value: Any, values: Mapping[str, Any]) -> Any:
-    """Replace ``{name}`` (and NetGent's ``%name%``) placeholders in strings, recursively,
-    by ``values[name]``.
-
-    Unknown names are left as they are, so braces in CSS or JavaScript and percent signs
-    in URLs survive.
-    """
-    if isinstance(value, str):
-
-        def fill(m: re.Match[str]) -> str:
-            return str(values[m.group(1)]) if m.group(1) in values else m.group(0)
-
-        return NETGENT_PLACEHOLDER.sub(fill, PLACEHOLDER.sub(fill, value))
-    if isinstance(value, dict):
-        return {k: substitute(v, values) for k, v in value.items()}
-    if isinstance(value, list):
-        return [substitute(v, values) for v in value]
-    return value
-
-
-def host_allowed(url: str, allowed: list[str] | None) -> bool:
-    """Whether ``url`` may be visited; non-network URLs (about:, data:) always may."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https", "ws", "wss") or allowed is None:
-        return True
-    host = parts.hostname or ""
-    return any(a == "*" or fnmatch.fnmatch(host, a.lower()) for a in allowed)
 
 
 class Engine:
@@ -381,7 +256,9 @@ class Engine:
             if not browser_gone(exc):
                 raise
             dead = True
-            gone = BrowserError(self.gone(exc))
+            gone = BrowserError(
+                self.redact(diagnosis.crash(exc, self.result.steps, self.last_state))
+            )
             self.result.passed = False
             self._fail(gone, str(gone))
         finally:
@@ -405,16 +282,6 @@ class Engine:
     def _fail(self, error: NetgentError, detail: str) -> None:
         self.result.error = error
         self._event("failure", detail=detail)
-
-    def gone(self, exc: BaseException) -> str:
-        """The report of a browser that crashed or stopped answering mid-run."""
-        text = str(getattr(exc, "msg", None) or exc).strip().splitlines()
-        where = f"in state {self.last_state!r}" if self.last_state else "before any state"
-        return (
-            f"the browser crashed or stopped answering at step {self.result.steps} {where} "
-            f"({self.redact(text[0] if text else type(exc).__name__)}); this item fails and "
-            "the next item starts a fresh browser"
-        )
 
     def _loop(self) -> None:
         s = self.settings
@@ -460,7 +327,7 @@ class Engine:
             exclude = None
             if last_fired is not None and repeats >= self.states[last_fired].repeat:
                 exclude = {"state": last_fired, "doc": last_page[0], "href": last_page[1]}
-            with self._guard(max(wait_ms, 0) / 1000 + HANG_S, CHECKING):
+            with self._guard(max(wait_ms, 0) / 1000 + HANG_S, diagnosis.CHECKING):
                 tick = evaluate(
                     self.driver,
                     self._checks,
@@ -689,36 +556,14 @@ class Engine:
         doing = self.watchdog.fired
         if not doing:
             return
+        cause, reason = diagnosis.hang(doing, self.states)
         context = DriftContext(
             step=self.result.steps,
             last_state=self._last_state,
             url=self.redact(self._url),
             title=self.redact(self._last_tick.title),
         )
-        scripts = [
-            repr(state.name)
-            for state in self.states
-            if any(check.type == "script" for check in state.checks)
-        ]
-        if doing == CHECKING and scripts:
-            suspect, cause = (
-                f"a script check (of {', '.join(scripts)}) never returns",
-                "script error",
-            )
-        elif doing == CHECKING:
-            suspect, cause = "a script of the page never returns", "script error"
-        else:
-            suspect, cause = (
-                "the page never finished loading or a script of it never returns",
-                "timeout",
-            )
-        raise ReplayError(
-            f"the page stopped answering while {doing}: {suspect}; its tab was closed to "
-            "stop it (fix the script, or the site)",
-            context,
-            workflow=self.workflow,
-            cause=cause,
-        )
+        raise ReplayError(reason, context, workflow=self.workflow, cause=cause)
 
     # ------------------------------------------------------------------ reporting
 
@@ -733,56 +578,21 @@ class Engine:
         again = evaluate(self.driver, self._checks, None, 0, fresh=self._fresh)
         if again.ok:
             tick = again
-        candidates = []
-        for i, state in enumerate(self.states):
-            row = tick.results[i] if i < len(tick.results) else []
-            checks = [
-                CheckOutcome(check.describe(), *(row[j] if j < len(row) else (False, "")))
-                for j, check in enumerate(state.checks)
-            ]
-            candidates.append(StateOutcome(state.name, checks))
         page = tick.href or self._current_url()
         # only a page-side failure is re-read from the page; the model's or synthesis's own
         # faults keep their cause
-        if cause == "UI drift" and tick.net_error:
-            page = self._current_url()  # the address it tried, not chrome-error://
-            cause = "network error"
-            reason = (
-                f"the page did not load: {tick.net_error} at {page} (the site is down or "
-                f"unreachable; no re-recording heals this); {reason}"
-            )
-        elif cause == "UI drift" and tick.status >= 500:
-            cause = "server error"
-            reason = (
-                f"the server answered {tick.status} for {page} (a fault of the site, not "
-                f"of the workflow); {reason}"
-            )
-        elif cause == "UI drift" and (slow := _unanswered(tick)):
-            cause = "timeout"
-            reason = (
-                f"the page was still waiting for its server: {slow} (a slow server or API, "
-                "not a UI change; raise 'state_timeout' if the site is this slow); "
-                f"{reason}"
-            )
+        if cause == "UI drift":
+            if tick.net_error:
+                page = self._current_url()  # the address it tried, not chrome-error://
+            cause, reason = diagnosis.page_fault(tick, page, reason)
         context = DriftContext(
             step=self.result.steps,
             last_state=self._last_state,
             url=self.redact(page),
             title=self.redact(tick.title),
-            candidates=candidates,
-            screenshot=self._screenshot(),
+            candidates=diagnosis.candidates(self.states, tick),
+            screenshot=diagnosis.screenshot(
+                self.driver, self.settings.screenshot_dir, self.result.steps
+            ),
         )
         return ReplayError(self.redact(reason), context, workflow=self.workflow, cause=cause)
-
-    def _screenshot(self) -> str:
-        folder = self.settings.screenshot_dir
-        if folder is None:
-            return ""
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"failure-step{self.result.steps}.png"
-            if self.driver.save_screenshot(str(path)):
-                return str(path)
-        except Exception as exc:  # the report must survive a dead browser
-            return f"(no screenshot: {str(exc).splitlines()[0] if str(exc) else exc!r})"
-        return ""

@@ -10,8 +10,8 @@ import pytest
 
 if TYPE_CHECKING:
     from .capture.item import ItemCapture
-    from .engine import RunResult
     from .recorder import RecordLog
+    from .run import RunResult
     from .settings import Settings
 
 WORKFLOW_SUFFIXES = (".netgent.yaml", ".netgent.yml")

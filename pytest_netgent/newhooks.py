@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .engine import RunResult
+    from .run import RunResult
     from .synthesis import Synthesiser
 
 

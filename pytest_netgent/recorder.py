@@ -28,7 +28,7 @@ from .synthesis import Context, RecordReport, Synthesiser, Unresolved
 from .synthesis.observation import Observation, observe
 
 if TYPE_CHECKING:
-    from .engine import RunResult
+    from .run import RunResult
 
 RECORD_PROPERTY = "netgent_record"
 """Report property (call): what record mode synthesised, healed and wrote for the item."""

@@ -34,9 +34,10 @@ from .browser.session import (
     start_browser,
 )
 from .browser.watchdog import devtools_endpoint
-from .engine import Engine, RunResult, RunSettings
+from .engine import Engine
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
 from .recorder import Recorder, StatesProposed, save, usable_states
+from .run import RunResult, RunSettings
 from .secrets import Redactor, SecretLogFilter, resolve_secrets
 from .settings import Settings, parse_window, window_text
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows

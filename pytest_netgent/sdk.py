@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from .automaton import State, parse_automaton
 from .browser.session import BrowserOptions
-from .engine import Engine, RunResult, RunSettings, TimelineEvent
+from .engine import Engine
 from .errors import NetgentError
 from .messages import ExecutedState, Message, StatePrompt
 from .recorder import Recorder
+from .run import RunResult, RunSettings, TimelineEvent
 from .runner import BrowserPool
 from .secrets import Redactor
 from .spec import Workflow

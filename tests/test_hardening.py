@@ -894,7 +894,8 @@ def test_forty_thousand_never_matching_states_replay(project: Project) -> None:
 
 
 def test_states_keep_their_declared_order_whatever_order_they_come_in() -> None:
-    from pytest_netgent.engine import Engine, RunSettings
+    from pytest_netgent.engine import Engine
+    from pytest_netgent.run import RunSettings
 
     def named(name: str) -> State:
         return State.model_validate({"name": name, "checks": []})

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
-    from ..engine import RunResult
+    from ..run import RunResult
 
 from . import FILES, CaptureError, CaptureSettings
 from .files import Window, files_of, iso_time, relative_to, write_json

@@ -217,7 +217,7 @@ class CapturePlugin:
     def _uplink_for(self, loaded: LoadedWorkflow, base_url: str) -> None:
         """Give the worker's namespace its uplink if the workflow may leave the machine; a
         worker that cannot have one says so once."""
-        from ..engine import substitute
+        from ..run import substitute
         from . import netns
 
         workflow = loaded.workflow

@@ -1,0 +1,109 @@
+"""What went wrong with a run, told from the page: UI drift, or a fault no re-recording
+heals (the network, the server, a slow API, a page that stopped answering).
+
+Pure functions of what the engine saw (its last tick, its states), so every cause is
+decided in one place.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import CheckOutcome, StateOutcome
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+    from .automaton import State
+    from .browser.page import Tick
+
+CHECKING = "the checks of the candidate states ran"
+"""What the engine is doing during a tick, as a hang report names it."""
+
+SLOW_MS = 1000
+"""A request unanswered this long when a state timed out makes the failure a slow
+server's, not UI drift."""
+
+
+def candidates(states: list[State], tick: Tick) -> list[StateOutcome]:
+    """Every state with each of its checks' result on ``tick`` (failed if not there)."""
+    outcomes = []
+    for i, state in enumerate(states):
+        row = tick.results[i] if i < len(tick.results) else []
+        checks = [
+            CheckOutcome(check.describe(), *(row[j] if j < len(row) else (False, "")))
+            for j, check in enumerate(state.checks)
+        ]
+        outcomes.append(StateOutcome(state.name, checks))
+    return outcomes
+
+
+def page_fault(tick: Tick, page: str, reason: str) -> tuple[str, str]:
+    """The cause and reason of a failure that looked like UI drift, once the page is
+    read: ``network error``, ``server error``, ``timeout`` (a slow API) or still
+    ``UI drift``. ``page`` is the address the browser tried."""
+    if tick.net_error:
+        return "network error", (
+            f"the page did not load: {tick.net_error} at {page} (the site is down or "
+            f"unreachable; no re-recording heals this); {reason}"
+        )
+    if tick.status >= 500:
+        return "server error", (
+            f"the server answered {tick.status} for {page} (a fault of the site, not of "
+            f"the workflow); {reason}"
+        )
+    if slow := unanswered(tick):
+        return "timeout", (
+            f"the page was still waiting for its server: {slow} (a slow server or API, "
+            f"not a UI change; raise 'state_timeout' if the site is this slow); {reason}"
+        )
+    return "UI drift", reason
+
+
+def unanswered(tick: Tick) -> str:
+    """The page's requests that waited at least :data:`SLOW_MS`, described; or ``""``."""
+    slow = [(m, u, ms) for m, u, ms in tick.pending or () if ms >= SLOW_MS]
+    return ", ".join(f"{m} {u} unanswered after {ms / 1000:.1f}s" for m, u, ms in slow)
+
+
+def hang(doing: str, states: list[State]) -> tuple[str, str]:
+    """The cause and reason of a page that stopped answering while ``doing``."""
+    scripts = [repr(s.name) for s in states if any(c.type == "script" for c in s.checks)]
+    if doing == CHECKING and scripts:
+        suspect, cause = f"a script check (of {', '.join(scripts)}) never returns", "script error"
+    elif doing == CHECKING:
+        suspect, cause = "a script of the page never returns", "script error"
+    else:
+        suspect = "the page never finished loading or a script of it never returns"
+        cause = "timeout"
+    return cause, (
+        f"the page stopped answering while {doing}: {suspect}; its tab was closed to stop "
+        "it (fix the script, or the site)"
+    )
+
+
+def screenshot(driver: WebDriver, folder: Path | None, step: int) -> str:
+    """A screenshot of the page into ``folder`` (its path), or why there is none."""
+    if folder is None:
+        return ""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"failure-step{step}.png"
+        if driver.save_screenshot(str(path)):
+            return str(path)
+    except Exception as exc:  # the report must survive a dead browser
+        return f"(no screenshot: {str(exc).splitlines()[0] if str(exc) else exc!r})"
+    return ""
+
+
+def crash(exc: BaseException, step: int, state: str) -> str:
+    """The report of a browser that crashed or stopped answering at ``step``."""
+    text = str(getattr(exc, "msg", None) or exc).strip().splitlines()
+    where = f"in state {state!r}" if state else "before any state"
+    return (
+        f"the browser crashed or stopped answering at step {step} {where} "
+        f"({text[0] if text else type(exc).__name__}); this item fails and the next item "
+        "starts a fresh browser"
+    )

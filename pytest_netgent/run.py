@@ -1,0 +1,121 @@
+"""What one run is: its settings, its timeline and result, and the values it
+substitutes into states (``{name}`` placeholders, NetGent's ``%name%``)."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .browser.video import QoeSample
+from .errors import NetgentError
+from .spec import PLACEHOLDER
+
+if TYPE_CHECKING:
+    from .synthesis import RecordReport
+
+
+@dataclass
+class TimelineEvent:
+    """One entry of a run's timeline."""
+
+    event: str
+    """``start``, ``url``, ``state``, ``action``, ``end``, ``failure`` or ``record`` (what
+    record mode changed in a state during the run)."""
+    at: str
+    """Wall-clock time, ISO 8601 UTC."""
+    elapsed: float
+    """Seconds since the run started (monotonic clock)."""
+    state: str = ""
+    action: str = ""
+    url: str = ""
+    detail: str = ""
+
+
+@dataclass
+class RunResult:
+    """The outcome of one workflow run."""
+
+    workflow: str
+    passed: bool = False
+    end_state: str = ""
+    final_url: str = ""
+    timeline: list[TimelineEvent] = field(default_factory=list)
+    steps: int = 0
+    ticks: int = 0
+    duration: float = 0.0
+    started_at: str = ""
+    origins: set[str] = field(default_factory=set)
+    error: NetgentError | None = None
+    record: RecordReport | None = None
+    """What record mode synthesised, healed and wrote (``None`` in plain replay)."""
+    qoe: list[QoeSample] = field(default_factory=list)
+    """Video quality samples of ``start_video_sampling`` (see :mod:`.browser.video`)."""
+
+    @property
+    def states_visited(self) -> list[str]:
+        """Names of the states that fired, in order."""
+        return [e.state for e in self.timeline if e.event == "state"]
+
+
+@dataclass
+class RunSettings:
+    """Limits and options of one run."""
+
+    state_timeout: float = 10.0
+    timeout: float = 300.0
+    max_steps: int = 200
+    allow_multiple_states: bool = True
+    allowed_hosts: list[str] | None = None
+    start_url: str = ""
+    screenshot_dir: Path | None = None
+    action_period: float = 0.0
+    """Fixed pause between two actions of a state (NetGent's ``action_period``)."""
+    transition_period: float = 0.0
+    """Fixed pause after a state before the next is matched (``transition_period``)."""
+    duration: float | None = None
+    """Seconds after which a run in a continuous state ends with a pass (NetGent's
+    ``duration``); ``None``: only an end state passes."""
+    output_dir: Path | None = None
+    """Where relative output paths of actions (``start_stats_logging``'s ``out_path``)
+    are resolved; default: the current folder."""
+    watch_requests: bool = True
+    """Watch the page's requests so a slow server is not reported as UI drift (off in
+    UC mode, whose pages must not see any change to ``fetch``)."""
+
+
+NETGENT_PLACEHOLDER = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%")
+"""NetGent's own placeholder form, ``%name%``, as its executor fills variables."""
+
+
+def substitute(value: Any, values: Mapping[str, Any]) -> Any:
+    """Replace ``{name}`` (and NetGent's ``%name%``) placeholders in strings, recursively,
+    by ``values[name]``.
+
+    Unknown names are left as they are, so braces in CSS or JavaScript and percent signs
+    in URLs survive.
+    """
+    if isinstance(value, str):
+
+        def fill(m: re.Match[str]) -> str:
+            return str(values[m.group(1)]) if m.group(1) in values else m.group(0)
+
+        return NETGENT_PLACEHOLDER.sub(fill, PLACEHOLDER.sub(fill, value))
+    if isinstance(value, dict):
+        return {k: substitute(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, values) for v in value]
+    return value
+
+
+def host_allowed(url: str, allowed: list[str] | None) -> bool:
+    """Whether ``url`` may be visited; non-network URLs (about:, data:) always may."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "ws", "wss") or allowed is None:
+        return True
+    host = parts.hostname or ""
+    return any(a == "*" or fnmatch.fnmatch(host, a.lower()) for a in allowed)
