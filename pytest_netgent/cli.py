@@ -18,13 +18,23 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from . import atomic
-
-OK, FAILED, BAD_INPUT = 0, 1, 2
+from .inputs import (
+    BAD_INPUT,
+    FAILED,
+    OK,
+    BadInput,
+    Parser,
+    kind_of,
+    read_credentials,
+    read_json,
+    read_prompts,
+    read_repository,
+)
 
 KEYS_HELP = """\
 KEYS names the model that generates states:
@@ -45,20 +55,10 @@ value never reaches the repository, the output, the terminal or a model."""
 VERTEX_DEFAULT = "google_vertexai:gemini-2.0-flash"
 
 
-class BadInput(Exception):
-    """A command-line input cannot be used; the message says which and how to fix it."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(BAD_INPUT, f"netgent: error: {message}\n")
-
-
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = _Parser(
+    parser = Parser(
         prog="netgent",
         description="Replay (-e) or generate (-g) a NetGent workflow in Chromium.",
         epilog=f"{KEYS_HELP}\n\n{CREDENTIALS_HELP}\n\n"
@@ -136,124 +136,7 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _convert_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="netgent convert",
-        description="Write the pytest-netgent workflow file (.netgent.yaml) equivalent to "
-        "a NetGent prompts file, or one that replays a NetGent state repository (with the "
-        "repository as its cached states); a folder converts every repository in it.",
-    )
-    parser.add_argument("prompts", metavar="PROMPTS.json|STATES.json|DIR")
-    parser.add_argument(
-        "-o",
-        "--output",
-        metavar="OUT",
-        help="prompts: the workflow file to write (default: PROMPTS.netgent.yaml beside "
-        "it); repositories: the folder to write into (default: the repository's folder)",
-    )
-    parser.add_argument("--name", help="the workflow's name (default: from the file name)")
-    parser.add_argument(
-        "--credentials",
-        metavar="FILE",
-        help="a NetGent credentials file: its keys become secrets read from environment "
-        "variables NETGENT_<KEY> (the values are not copied)",
-    )
-    parser.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
-    return parser
-
-
 # ---------------------------------------------------------------------- reading inputs
-
-
-def _read_json(path_text: str, what: str) -> Any:
-    path = Path(path_text)
-    if not path.is_file():
-        raise BadInput(f"{what} {path_text}: no such file")
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except json.JSONDecodeError as exc:
-        raise BadInput(
-            f"{what} {path_text}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{what} {path_text}: cannot be read: {exc}") from None
-
-
-def read_credentials(text: str) -> dict[str, str]:
-    """Credentials from a JSON file or an inline JSON object: ``{name: value}``."""
-    stripped = text.strip()
-    if stripped.startswith(("{", "[")):
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise BadInput(
-                f"CREDENTIALS (inline JSON), column {exc.colno}: invalid JSON: {exc.msg}"
-            ) from None
-        where = "CREDENTIALS (inline JSON)"
-    else:
-        data = _read_json(text, "CREDENTIALS")
-        where = f"CREDENTIALS {text}"
-    if not isinstance(data, dict):
-        raise BadInput(f"{where}: expected a JSON object of name: value, got a {_kind(data)}")
-    out: dict[str, str] = {}
-    for name, value in data.items():
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise BadInput(
-                f"{where}: {name!r} is a {_kind(value)}; each credential must be a string"
-            )
-        if not name.isidentifier():
-            raise BadInput(
-                f"{where}: {name!r} cannot be a placeholder name; use letters, digits and _"
-            )
-        out[name] = str(value)
-    return out
-
-
-def read_repository(path_text: str) -> list[dict[str, Any]]:
-    """A NetGent state repository (a JSON list of states) or a pytest-netgent cache
-    document, validated."""
-    from .automaton import parse_automaton
-
-    data = _read_json(path_text, "STATES")
-    try:
-        automaton = parse_automaton(data)
-    except ValueError as exc:
-        raise BadInput(
-            f"STATES {path_text}: {exc} (see the check and action types in "
-            "`python -m pytest_netgent schema` and the README's cache format)"
-        ) from None
-    if not automaton.states:
-        raise BadInput(f"STATES {path_text}: holds no states")
-    return [s.model_dump(mode="json", exclude_none=True) for s in automaton.states]
-
-
-def read_prompts(path_text: str) -> list[Any]:
-    """NetGent state prompts: a JSON list (or ``{"state_prompts": [...]}``), validated."""
-    from pydantic import ValidationError
-
-    from .messages import StatePrompt
-
-    data = _read_json(path_text, "PROMPTS")
-    if isinstance(data, dict):
-        data = data.get("state_prompts", data.get("prompts"))
-    if not isinstance(data, list) or not data:
-        raise BadInput(
-            f"PROMPTS {path_text}: expected a non-empty JSON list of state prompts "
-            '({"name", "description", "triggers", "actions", "end_state"})'
-        )
-    prompts = []
-    for index, entry in enumerate(data):
-        try:
-            prompts.append(StatePrompt.model_validate(entry))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "entry"
-            name = entry.get("name", index) if isinstance(entry, dict) else index
-            raise BadInput(
-                f"PROMPTS {path_text}: state {name!r}: {field}: {err['msg']} "
-                "(state prompts have name, description, triggers, actions, end_state)"
-            ) from None
-    return prompts
 
 
 def load_keys(spec: str) -> Any:
@@ -264,9 +147,9 @@ def load_keys(spec: str) -> Any:
     model_spec = spec
     path = Path(spec)
     if spec.endswith(".json") or path.is_file():
-        data = _read_json(spec, "KEYS")
+        data = read_json(spec, "KEYS")
         if not isinstance(data, dict):
-            raise BadInput(f"KEYS {spec}: expected a JSON object, got a {_kind(data)}")
+            raise BadInput(f"KEYS {spec}: expected a JSON object, got a {kind_of(data)}")
         if data.get("type") == "service_account":
             os.environ["GOOGLE_APPLICATION_CREDENTIALS"] = str(path.resolve())
             model_spec = str(data.get("model", VERTEX_DEFAULT))
@@ -292,7 +175,7 @@ def _variables(items: Sequence[str], netgent: str | None = None) -> dict[str, st
     if netgent:
         data = _json_argument(netgent, "--variables")
         if not isinstance(data, dict):
-            raise BadInput(f"--variables: expected a JSON object, got a {_kind(data)}")
+            raise BadInput(f"--variables: expected a JSON object, got a {kind_of(data)}")
         out = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
     for item in items:
         name, sep, value = item.partition("=")
@@ -309,12 +192,7 @@ def _json_argument(text: str, what: str) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise BadInput(f"{what} (inline JSON), column {exc.colno}: {exc.msg}") from None
-    return _read_json(text, what)
-
-
-def _kind(value: Any) -> str:
-    names = {"dict": "object", "list": "list", "str": "string", "NoneType": "null"}
-    return names.get(type(value).__name__, type(value).__name__)
+    return read_json(text, what)
 
 
 # ---------------------------------------------------------------------- modes
@@ -416,7 +294,7 @@ def generate(args: argparse.Namespace) -> int:
 def _saved_variables(path_text: str) -> dict[str, str]:
     """The ``variables`` a NetGent result file (``-e ... -o``) was run with: defaults for
     replaying it again (``--variables`` and ``--var`` win)."""
-    data = _read_json(path_text, "STATES")
+    data = read_json(path_text, "STATES")
     saved = data.get("variables") if isinstance(data, dict) else None
     if not isinstance(saved, dict):
         return {}
@@ -453,298 +331,6 @@ def _result_json(result: Any) -> dict[str, Any]:
             for m in result.context
         ],
     }
-
-
-def convert(argv: Sequence[str]) -> int:
-    """``netgent convert PROMPTS.json``: the equivalent ``.netgent.yaml``;
-    ``netgent convert STATES.json|DIR``: workflow files replaying state repositories."""
-    args = _convert_parser().parse_args(argv)
-    source = Path(args.prompts)
-    if source.is_dir():
-        return convert_repositories(sorted(source.glob("*.json")), args, folder=source)
-    if source.is_file():
-        data = _read_json(args.prompts, "STATES")
-        if data in ([], {}, {"state_repository": []}):
-            raise BadInput(
-                f"{args.prompts}: the repository is empty ({json.dumps(data)}): it holds no "
-                "states or state prompts; nothing to convert"
-            )
-        if _is_repository(data):
-            return convert_repositories([source], args)
-    prompts = read_prompts(args.prompts)
-    stem = source.name.removesuffix(".json")
-    for suffix in ("_prompts", "-prompts"):
-        stem = stem.removesuffix(suffix)
-    out = Path(args.output) if args.output else source.with_name(f"{stem}.netgent.yaml")
-    if not out.name.endswith(".netgent.yaml"):
-        raise BadInput(f"-o {out}: workflow files end in .netgent.yaml so pytest collects them")
-    if out.exists() and not args.force:
-        raise BadInput(f"{out} exists: pass --force to overwrite it, or -o another file")
-    secrets = {}
-    if args.credentials:
-        secrets = {n: f"NETGENT_{n.upper()}" for n in read_credentials(args.credentials)}
-    text, unset = workflow_yaml(args.name or stem.replace("_", "-"), prompts, secrets, source)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, "utf-8")
-    try:
-        _validate(tmp, out)
-    except BadInput:
-        tmp.unlink()
-        raise
-    os.replace(tmp, out)
-    print(f"netgent: wrote {out} ({len(prompts)} states)", file=sys.stderr)
-    if unset:
-        names = ", ".join(unset)
-        print(f"netgent: give a value to vars {names} in {out}", file=sys.stderr)
-    if secrets:
-        names = " ".join(f"{v}=..." for v in secrets.values())
-        print(f"netgent: export {names} before running pytest", file=sys.stderr)
-    return OK
-
-
-def workflow_yaml(
-    name: str, prompts: Sequence[Any], secrets: dict[str, str], source: Path
-) -> tuple[str, list[str]]:
-    """The ``.netgent.yaml`` text of NetGent state prompts, and the names of the vars
-    it declares without a value (placeholders the prompts use that are not secrets)."""
-    import re
-    from urllib.parse import urlsplit
-
-    import yaml
-
-    texts = [t for p in prompts for t in (p.description, *p.triggers, *p.actions)]
-    hosts = sorted(
-        {
-            host
-            for t in texts
-            for url in re.findall(r"https?://[^\s'\")]+", t)
-            if (host := urlsplit(url).hostname)
-        }
-    )
-    used = sorted({m for t in texts for m in re.findall(r"\{(\w+)\}", t)})
-    unset = [n for n in used if n not in secrets and n != "base_url"]
-    doc: dict[str, Any] = {"name": name}
-    doc["description"] = f"Converted from NetGent prompts {source.name}"
-    if hosts:
-        doc["allowed_hosts"] = hosts
-    if unset:
-        doc["vars"] = dict.fromkeys(unset, "")
-    if secrets:
-        doc["secrets"] = secrets
-    doc["states"] = [p.to_spec().model_dump(exclude_defaults=True) for p in prompts]
-    header = (
-        f"# Converted by `netgent convert {source.name}`. Record its states with\n"
-        "#   pytest <this file> --netgent-record\n"
-    )
-    body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=96)
-    return header + body, unset
-
-
-def _validate(tmp: Path, out: Path) -> None:
-    from .spec import BadDocument, load_workflows
-
-    for doc in load_workflows(tmp):
-        if isinstance(doc, BadDocument):
-            message = doc.error.message
-            if "no state has 'end'" in message:
-                message = (
-                    "no state prompt has an end_state: give the state that finishes the "
-                    'workflow a non-empty "end_state" in the prompts file'
-                )
-            raise BadInput(f"{out}: the converted workflow is not valid: {message}")
-
-
-def _is_repository(data: Any) -> bool:
-    """Whether loaded JSON is a state repository (states with checks and actions), not
-    state prompts (with triggers)."""
-    if isinstance(data, dict):
-        data = data.get("state_repository", data.get("states"))
-    return (
-        isinstance(data, list)
-        and bool(data)
-        and all(isinstance(s, dict) and ("checks" in s or "actions" in s) for s in data)
-        and not any("triggers" in s for s in data)
-    )
-
-
-def convert_repositories(
-    files: Sequence[Path], args: argparse.Namespace, folder: Path | None = None
-) -> int:
-    """Write ``DIR/NAME.netgent.yaml`` per repository, with the repository itself as the
-    workflow's trusted cache file (``__netgent__/NAME/NAME.json``)."""
-    from .automaton import parse_automaton
-    from .store import cache_path
-
-    if folder is not None:
-        files = [f for f in files if _is_repository(_read_json(str(f), "STATES"))]
-        if not files:
-            raise BadInput(f"{folder}: no NetGent state repository (*.json) in this folder")
-    planned = []
-    for path in files:
-        data = _read_json(str(path), "STATES")
-        if isinstance(data, dict) and "state_repository" in data:
-            data = data["state_repository"]
-        if data == []:
-            raise BadInput(f"STATES {path}: the repository is empty ([]): nothing to convert")
-        try:
-            automaton = parse_automaton(data)
-        except ValueError as exc:
-            raise BadInput(f"STATES {path}: {exc}") from None
-        # NetGent may name two states alike; a workflow file names each once
-        cached_text = path.read_text("utf-8")
-        states = _unique_names(automaton.states)
-        if [s.name for s in states] != [s.name for s in automaton.states]:
-            cached_text = json.dumps([s.to_netgent() for s in states], indent=2) + "\n"
-        stem = path.name.removesuffix(".json")
-        for suffix in ("_result", "-result", "_states", "-states"):
-            stem = stem.removesuffix(suffix)
-        out_dir = Path(args.output) if args.output else path.parent
-        if not out_dir.is_dir():
-            raise BadInput(f"-o {out_dir}: no such folder (create it first)")
-        workflow_file = out_dir / f"{stem}.netgent.yaml"
-        cache = cache_path(workflow_file, args.name or stem)
-        for target in (workflow_file, cache):
-            if target.exists() and not args.force:
-                raise BadInput(f"{target} exists: pass --force to overwrite it, or -o elsewhere")
-        text = repository_yaml(args.name or stem, states, path)
-        planned.append((cached_text, workflow_file, cache, text, len(states)))
-    temporaries = []
-    try:  # every workflow file is checked before any file is written
-        for _, workflow_file, _, text, _ in planned:
-            tmp = workflow_file.with_name(workflow_file.name + ".tmp")
-            temporaries.append(tmp)
-            tmp.write_text(text, "utf-8")
-            _validate(tmp, workflow_file)
-        for (cached_text, workflow_file, cache, _, count), tmp in zip(
-            planned, temporaries, strict=True
-        ):
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            atomic.write_text(cache, cached_text)  # the repository as it is: trusted
-            os.replace(tmp, workflow_file)
-            print(f"netgent: wrote {workflow_file} ({count} states) and {cache}", file=sys.stderr)
-    finally:
-        for tmp in temporaries:
-            tmp.unlink(missing_ok=True)
-    return OK
-
-
-def _unique_names(states: Sequence[Any]) -> list[Any]:
-    """``states`` with a repeated name numbered: 'On Home Page', 'On Home Page (2)'."""
-    seen: dict[str, int] = {}
-    out = []
-    for state in states:
-        seen[state.name] = seen.get(state.name, 0) + 1
-        if seen[state.name] > 1:
-            state = state.model_copy(update={"name": f"{state.name} ({seen[state.name]})"})
-        out.append(state)
-    return out
-
-
-def repository_yaml(name: str, states: Sequence[Any], source: Path) -> str:
-    """The ``.netgent.yaml`` text of a NetGent state repository: each state's checks and
-    actions in words, ``start_url`` from its first navigation, ``end`` where NetGent's
-    ``end_state`` is set and ``continuous`` where its config says so."""
-    import re
-    from urllib.parse import urlsplit
-
-    import yaml
-
-    from .browser.session import START_PAGES
-    from .spec import RESERVED_NAMES
-
-    navigations = [str(a.params["url"]) for s in states for a in s.actions if a.type == "navigate"]
-    doc: dict[str, Any] = {"name": name}
-    doc["description"] = f"Replays the NetGent state repository {source.name}"
-    first = states[0] if states else None
-    # The engine opens start_url before the first state; that is what a start-page state
-    # that only navigates there does, so it may say so (else the state navigates itself).
-    if (
-        first is not None
-        and navigations
-        and first.checks
-        and all(c.type == "url" and c.params.get("url") in START_PAGES for c in first.checks)
-        and [a.type for a in first.actions if a.type != "terminate"] == ["navigate"]
-    ):
-        doc["start_url"] = str(first.actions[0].params["url"])
-    hosts = sorted({h for u in navigations if (h := urlsplit(u).hostname)})
-    if hosts:
-        doc["allowed_hosts"] = hosts
-    texts = json.dumps([s.model_dump(mode="json") for s in states])
-    used = sorted(set(re.findall(r"%([A-Za-z_]\w*)%", texts)) - RESERVED_NAMES)
-    if used:
-        doc["vars"] = dict.fromkeys(used, "")
-    if any(s.continuous for s in states) and not any(s.end_state for s in states):
-        doc["duration"] = 60
-    doc["states"] = []
-    for state in states:
-        entry: dict[str, Any] = {"name": state.name}
-        if state.description:
-            entry["description"] = state.description
-        entry["triggers"] = [_check_words(c) for c in state.checks]
-        entry["actions"] = [_action_words(a) for a in state.actions if a.type != "terminate"]
-        if state.end_state:
-            entry["end"] = state.end_state
-        if state.continuous:
-            entry["continuous"] = True
-        elif state.repeat:
-            entry["repeat"] = state.repeat
-        doc["states"].append(entry)
-    header = (
-        f"# Converted by `netgent convert {source.name}`: its states are cached, as they\n"
-        "# are, in __netgent__/; `pytest <this file>` replays them with no LLM.\n"
-    )
-    if "duration" in doc:
-        header += "# It ends in a continuous state: set 'duration' to how long it should run.\n"
-    return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=96)
-
-
-def _check_words(check: Any) -> str:
-    p = check.params
-    from .browser.session import START_PAGES
-
-    if check.type == "url":
-        if p["url"] in START_PAGES:
-            return "The browser shows its start page"
-        return f"The URL is {p['url']}"
-    if check.type == "element":
-        shown = "present" if check.presence_only else "visible"
-        return f"The element {p['by']} '{p['selector']}' is {shown}"
-    if check.type == "text":
-        return f"'{p['text']}' is shown"
-    if check.type == "title":
-        return f"The page title contains '{p['title']}'"
-    return f"The script `{p['script']}` is true"
-
-
-def _action_words(action: Any) -> str:
-    p = action.params
-    if "selector" in p:
-        where = f"the element {p.get('by', 'css selector')} '{p['selector']}'"
-    elif "x" in p:
-        where = f"the point ({p['x']}, {p['y']})"
-    else:
-        where = "the page"
-    words: dict[str, Callable[[], str]] = {
-        "navigate": lambda: f"Navigate to {p['url']}",
-        "click": lambda: f"Click {where}",
-        "type": lambda: f"Type '{p['text']}' into {where}",
-        "press_key": lambda: f"Press {p['key']}",
-        "scroll": lambda: (
-            f"Scroll {p.get('direction', 'down')} "
-            f"{p.get('pixels', p.get('amount', ''))} pixels in {where}".replace("  ", " ")
-        ),
-        "scroll_to": lambda: f"Scroll to {where}",
-        "move": lambda: f"Move the pointer to {where}",
-        "hover": lambda: f"Hover over {where}",
-        "wait": lambda: f"Wait {p['seconds']} seconds",
-        "start_stats_logging": lambda: (
-            "Log video stats every "
-            f"{p.get('interval', 2.0)} seconds to {p.get('out_path', 'netgent_video_stats.jsonl')}"
-        ),
-        "stop_stats_logging": lambda: "Stop logging video stats",
-    }
-    describe: Callable[[], str] = action.describe
-    return words.get(action.type, describe)()
 
 
 def _check_profile(folder: str | None) -> None:
@@ -791,6 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args_list[:1] == ["convert"]:
+            from .convert import convert
+
             return convert(args_list[1:])
         parser = _parser()
         _unknown_flags(parser, args_list)
