@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import WorkflowSpecError
+from .yamlsource import LOADER, MAX_BYTES, MAX_DEPTH, Builder, too_deep
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 """A ``{name}`` placeholder for a var, a parameter, a secret or ``base_url``."""
@@ -28,8 +29,6 @@ RESERVED_NAMES = frozenset({"base_url"})
 """Placeholder names the plugin provides itself."""
 
 Scalar = str | int | float | bool
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
 
 
 class StateSpec(BaseModel):
@@ -241,134 +240,6 @@ def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...], default: i
     return default
 
 
-MAX_BYTES = 1_000_000
-"""Largest workflow file read: a workflow is a page of text, not a data set."""
-MAX_DEPTH = 64
-"""Deepest nesting of lists and maps in a workflow file."""
-MAX_VALUES = 50_000
-"""Most values one document may hold once its YAML aliases are expanded."""
-
-_PLAIN_TAGS = {
-    f"tag:yaml.org,2002:{t}"
-    for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")
-}
-
-
-def _too_deep(text: str) -> int | None:
-    """The line where flow brackets or indentation nest deeper than :data:`MAX_DEPTH`,
-    found before the YAML parser sees it (deep nesting exhausts its recursion, and
-    libyaml's C stack)."""
-    depth = 0
-    quote = ""
-    for number, line in enumerate(text.splitlines(), 1):
-        if len(line) - len(line.lstrip(" -")) > 2 * MAX_DEPTH:
-            return number
-        for char in line:
-            if quote:
-                quote = "" if char == quote else quote
-            elif char in "'\"":
-                quote = char
-            elif char in "[{":
-                depth += 1
-                if depth > MAX_DEPTH:
-                    return number
-            elif char in "]}":
-                depth = max(0, depth - 1)
-            elif char == "#":
-                break
-    return None
-
-
-class _Builder:
-    """Turns a composed YAML node tree into Python objects and a path -> line map.
-
-    Workflow files are plain data: only YAML's standard tags are read (no ``!custom``
-    or ``!!python/...``), merge keys (``<<: *base``) work, and aliases may not expand a
-    document beyond :data:`MAX_VALUES` values (a "billion laughs" file fails alone).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.lines: dict[tuple[Any, ...], int] = {}
-        self.key_lines: dict[tuple[Any, ...], int] = {}
-        self._constructor = yaml.constructor.SafeConstructor()
-        self._values = 0
-
-    def _count(self, node: yaml.Node, depth: int) -> None:
-        self._values += 1
-        if self._values > MAX_VALUES:
-            raise WorkflowSpecError(
-                self.path,
-                node.start_mark.line + 1,
-                f"the document expands to more than {MAX_VALUES} values (YAML aliases "
-                "repeating each other?): write the workflow out plainly",
-            )
-        if depth > MAX_DEPTH:
-            raise WorkflowSpecError(
-                self.path,
-                node.start_mark.line + 1,
-                f"lists and maps nest deeper than {MAX_DEPTH} levels here",
-            )
-        if node.tag not in _PLAIN_TAGS:
-            raise WorkflowSpecError(
-                self.path,
-                node.start_mark.line + 1,
-                f"the tag {node.tag!r} is not plain YAML data; workflow files hold only "
-                "text, numbers, lists and maps: remove the tag",
-            )
-
-    def build(self, node: yaml.Node, loc: tuple[Any, ...]) -> Any:
-        self._count(node, len(loc))
-        self.lines.setdefault(loc, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            out: dict[Any, Any] = {}
-            merged: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    merged.update(self._merge(value_node, loc))
-                    continue
-                key = self._scalar(key_node)
-                if key in out:
-                    raise WorkflowSpecError(
-                        self.path,
-                        key_node.start_mark.line + 1,
-                        f"duplicate key {key!r}: remove one of the two",
-                    )
-                self.key_lines[(*loc, key)] = key_node.start_mark.line + 1
-                self.lines[(*loc, key)] = value_node.start_mark.line + 1
-                out[key] = self.build(value_node, (*loc, key))
-            # keys written in the map win over the ones merged into it
-            return {**{k: v for k, v in merged.items() if k not in out}, **out}
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
-        return self._scalar(node)
-
-    def _merge(self, node: yaml.Node, loc: tuple[Any, ...]) -> dict[Any, Any]:
-        """The maps of a merge key (``<<: *base`` or ``<<: [*a, *b]``; earlier win)."""
-        sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
-        merged: dict[Any, Any] = {}
-        for source in reversed(sources):
-            value = self.build(source, loc)
-            if not isinstance(value, dict):
-                raise WorkflowSpecError(
-                    self.path,
-                    source.start_mark.line + 1,
-                    "'<<' merges maps: give it an alias of a map (<<: *base)",
-                )
-            merged.update(value)
-        return merged
-
-    def _scalar(self, node: yaml.Node) -> Any:
-        if not isinstance(node, yaml.ScalarNode):
-            raise WorkflowSpecError(
-                self.path,
-                node.start_mark.line + 1,
-                "mapping keys must be plain text, not a list or map",
-            )
-        # The resolver already tagged the node (int, bool, str...); construct its value.
-        return self._constructor.construct_object(node, deep=True)
-
-
 def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
     """Read every YAML document of ``path``; yield a workflow or the error of each.
 
@@ -393,7 +264,7 @@ def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
             path.stem,
         )
         return
-    if (deep := _too_deep(text)) is not None:
+    if (deep := too_deep(text)) is not None:
         yield BadDocument(
             WorkflowSpecError(
                 path, deep, f"lists and maps nest deeper than {MAX_DEPTH} levels here"
@@ -405,7 +276,7 @@ def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
         )
         return
     try:
-        nodes = list(yaml.compose_all(text, Loader=_LOADER))
+        nodes = list(yaml.compose_all(text, Loader=LOADER))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -464,7 +335,7 @@ def _load_document(
 ) -> LoadedWorkflow | BadDocument:
     line = node.start_mark.line + 1
     fallback_name = path.name.split(".netgent.")[0] if count == 1 else f"document-{index + 1}"
-    builder = _Builder(path)
+    builder = Builder(path)
     try:
         data = builder.build(node, ())
     except WorkflowSpecError as exc:
@@ -512,7 +383,7 @@ def _load_document(
 def _explain(
     path: Path,
     exc: ValidationError,
-    builder: _Builder,
+    builder: Builder,
     data: dict[str, Any],
     doc_line: int,
 ) -> WorkflowSpecError:
@@ -570,7 +441,7 @@ def _where(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
     return ""
 
 
-def _semantic_errors(loaded: LoadedWorkflow, builder: _Builder) -> WorkflowSpecError | None:
+def _semantic_errors(loaded: LoadedWorkflow, builder: Builder) -> WorkflowSpecError | None:
     """Checks the schema cannot express: unique names, known placeholders, secrets."""
     wf = loaded.workflow
     path = loaded.path

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError
+from .keyboard import key_chord
 from .session import PAGE_LOAD_S, browser_gone, focus_tab
 
 if TYPE_CHECKING:
@@ -28,81 +29,6 @@ POLL = 0.03
 
 class ActionFailed(NetgentError):
     """An action could not be carried out; the message says what and where."""
-
-
-_KEYS = {
-    "enter": "ENTER",
-    "return": "RETURN",
-    "tab": "TAB",
-    "escape": "ESCAPE",
-    "esc": "ESCAPE",
-    "space": "SPACE",
-    "backspace": "BACKSPACE",
-    "delete": "DELETE",
-    "arrowdown": "ARROW_DOWN",
-    "down": "ARROW_DOWN",
-    "arrowup": "ARROW_UP",
-    "up": "ARROW_UP",
-    "arrowleft": "ARROW_LEFT",
-    "left": "ARROW_LEFT",
-    "arrowright": "ARROW_RIGHT",
-    "right": "ARROW_RIGHT",
-    "pagedown": "PAGE_DOWN",
-    "pageup": "PAGE_UP",
-    "home": "HOME",
-    "end": "END",
-    **{f"f{i}": f"F{i}" for i in range(1, 13)},
-}
-
-
-_MODIFIERS = {
-    "shift": "SHIFT",
-    "ctrl": "CONTROL",
-    "control": "CONTROL",
-    "alt": "ALT",
-    "option": "ALT",
-    "meta": "META",
-    "cmd": "COMMAND",
-    "command": "COMMAND",
-}
-
-
-def key_value(name: str) -> str:
-    """The WebDriver key for ``name`` ("Enter", "Page Down", "a"), or ActionFailed."""
-    from selenium.webdriver.common.keys import Keys
-
-    if len(name) == 1:
-        return name
-    norm = name.lower().replace(" ", "").replace("_", "").replace("-", "")
-    if norm in _KEYS:
-        return str(getattr(Keys, _KEYS[norm]))
-    raise ActionFailed(
-        f"press_key: unknown key {name!r}; use a single character, one of "
-        + ", ".join(sorted({k for k in _KEYS if len(k) > 2}))
-        + ", or a chord such as 'Shift+Enter' or 'Ctrl+A' (modifiers: "
-        + ", ".join(_MODIFIERS)
-        + ")"
-    )
-
-
-def key_chord(name: str) -> tuple[list[str], str]:
-    """``(modifiers, key)`` for "Shift+Enter", "Ctrl+Shift+K", "Enter" or "+"."""
-    from selenium.webdriver.common.keys import Keys
-
-    parts = name.split("+") if len(name) > 1 else [name]
-    if len(parts) > 1 and parts[-1] == "":  # "Ctrl++": the plus key itself
-        parts = [*parts[:-2], "+"]
-    *mods, key = parts
-    modifiers = []
-    for mod in mods:
-        norm = mod.strip().lower()
-        if norm not in _MODIFIERS:
-            raise ActionFailed(
-                f"press_key: unknown modifier {mod.strip()!r} in {name!r}; use one of "
-                + ", ".join(_MODIFIERS)
-            )
-        modifiers.append(str(getattr(Keys, _MODIFIERS[norm])))
-    return modifiers, key_value(key.strip() if len(key.strip()) else key)
 
 
 class Actions:
@@ -354,7 +280,10 @@ class Actions:
         from selenium.webdriver.common.action_chains import ActionChains
         from selenium.webdriver.common.keys import Keys
 
-        modifiers, key = key_chord(str(params["key"]))
+        try:
+            modifiers, key = key_chord(str(params["key"]))
+        except ValueError as exc:
+            raise ActionFailed(str(exc)) from None
         if "selector" in params:
             # an element's send_keys holds modifiers down until the NULL key
             self._element(params, "press_key").send_keys("".join(modifiers) + key + Keys.NULL)
