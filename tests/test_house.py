@@ -110,3 +110,15 @@ def test_one_list_of_action_types() -> None:
     registry = Actions(None, 1.0, lambda url: None)._registry  # type: ignore[arg-type]
     assert set(registry) == set(ACTION_PARAMS) == set(ACTION_TYPES)
     assert get_args(ActionName) == ACTION_TYPES
+
+
+MODULE_LINES = 600
+
+
+def test_no_module_is_over_600_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
+    }
+    assert long == {}, f"split these by what they do (at most {MODULE_LINES} lines): {long}"
