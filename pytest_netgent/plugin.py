@@ -300,20 +300,16 @@ def netgent_synthesiser(
 ) -> Synthesiser:
     """The synthesiser of one record-mode item: what the ``pytest_netgent_make_synthesiser``
     hook returns, else builtin rules, then the LLM if any."""
-    from .synthesis.builtin import BuiltinSynthesiser
-    from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
+    from .synthesis import build_synthesiser
 
     custom: Synthesiser | None = pytestconfig.hook.pytest_netgent_make_synthesiser(
         config=pytestconfig, llm=netgent_llm
     )
     if custom is not None:
         return custom
-    if netgent_llm is None:
-        return BuiltinSynthesiser()
     calls = count("ini netgent_llm_calls")(str(_setting(pytestconfig, "netgent_llm_calls")))
     tokens = count("ini netgent_llm_tokens")(str(_setting(pytestconfig, "netgent_llm_tokens")))
-    llm = LLMSynthesiser(netgent_llm, max_calls=calls, max_tokens=tokens)
-    return TieredSynthesiser(BuiltinSynthesiser(), llm)
+    return build_synthesiser(netgent_llm, max_calls=calls, max_tokens=tokens)
 
 
 @pytest.fixture

@@ -41,8 +41,7 @@ from .run import RunResult, RunSettings
 from .secrets import Redactor, SecretLogFilter, resolve_secrets
 from .settings import Settings, parse_window, window_text
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
-from .synthesis import Context, Synthesiser
-from .synthesis.builtin import BuiltinSynthesiser
+from .synthesis import Context, Synthesiser, build_synthesiser
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -330,7 +329,7 @@ class NetgentBrowser:
                 base_url=str(values.get("base_url", "")),
                 redact=Redactor(secrets),
             )
-            synth = synthesiser or BuiltinSynthesiser()
+            synth = synthesiser or build_synthesiser()
             cached = (
                 {s.name for s in previous.states} if previous and record_mode != "all" else set()
             )

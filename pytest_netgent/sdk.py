@@ -33,8 +33,7 @@ from .run import RunResult, RunSettings, TimelineEvent
 from .runner import BrowserPool
 from .secrets import Redactor
 from .spec import Workflow
-from .synthesis import Context, Synthesiser, Usage
-from .synthesis.builtin import BuiltinSynthesiser
+from .synthesis import Context, Synthesiser, Usage, build_synthesiser
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -115,12 +114,7 @@ class NetGent:
 
     def synthesiser(self) -> Synthesiser:
         """Builtin rules, then the LLM when one is given."""
-        builtin = BuiltinSynthesiser()
-        if self.llm is None:
-            return builtin
-        from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
-
-        return TieredSynthesiser(builtin, LLMSynthesiser(self.llm))
+        return build_synthesiser(self.llm)
 
     def run(
         self,

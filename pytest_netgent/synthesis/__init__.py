@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..automaton import Action, Check
 from ..spec import StateSpec
@@ -125,3 +125,23 @@ class Synthesiser(Protocol):
 
 
 __all__ = ["Context", "Observation", "Synthesiser", "Unresolved", "Usage"]
+
+
+def build_synthesiser(
+    llm: Any | None = None, *, max_calls: int | None = None, max_tokens: int | None = None
+) -> Synthesiser:
+    """The one way a synthesiser is made: builtin rules, then ``llm`` (a langchain-core
+    chat model) for what they cannot decide, within ``max_calls`` model calls and
+    ``max_tokens`` tokens (the LLM synthesiser's defaults when ``None``)."""
+    from .builtin import BuiltinSynthesiser
+
+    if llm is None:
+        return BuiltinSynthesiser()
+    from .llm import LLMSynthesiser, TieredSynthesiser
+
+    model = LLMSynthesiser(llm)
+    if max_calls is not None:
+        model.max_calls = max_calls
+    if max_tokens is not None:
+        model.max_tokens = max_tokens
+    return TieredSynthesiser(BuiltinSynthesiser(), model)
