@@ -34,14 +34,14 @@ from .browser.session import (
     start_browser,
 )
 from .browser.watchdog import devtools_endpoint
-from .engine import Engine
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
-from .recorder import Recorder, StatesProposed, save, usable_states
+from .recorder import StatesProposed, save, usable_states
 from .run import RunResult, RunSettings
-from .secrets import Redactor, SecretLogFilter, resolve_secrets
+from .secrets import SecretLogFilter, resolve_secrets
 from .settings import Settings, parse_window, window_text
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
-from .synthesis import Context, Synthesiser, build_synthesiser
+from .synthesis import Synthesiser
+from .wiring import run_states
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -318,34 +318,22 @@ class NetgentBrowser:
             output_dir=artifacts,
             watch_requests=not self._pool.options.uc,
         )
-        recorder = None
-        if record_mode:
-            ctx = Context(
-                workflow=spec.name,
-                description=spec.description,
-                order=[s.name for s in spec.states],
-                values={k: str(v) for k, v in values.items() if k != "base_url"},
-                secrets=sorted(secrets),
-                base_url=str(values.get("base_url", "")),
-                redact=Redactor(secrets),
-            )
-            synth = synthesiser or build_synthesiser()
-            cached = (
-                {s.name for s in previous.states} if previous and record_mode != "all" else set()
-            )
-            recorder = Recorder(spec, synth, ctx, cached, window=window_text(window))
-        engine = Engine(
+        cached = {s.name for s in previous.states} if previous and record_mode != "all" else set()
+        wired = run_states(
             self.driver,
             spec.name,
             replay,
             values,
             secrets,
             settings,
-            healer=recorder,
             order=[s.name for s in spec.states],
+            record=spec if record_mode else None,
+            synthesiser=synthesiser,
+            cached=cached,
+            window=window_text(window),
             guard=self._pool.guard,
         )
-        result = engine.run()
+        result, engine, recorder = wired.result, wired.engine, wired.recorder
         self.results.append(result)
         self.origins |= result.origins
         if isinstance(result.error, BrowserError):

@@ -25,15 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from .automaton import State, parse_automaton
 from .browser.session import BrowserOptions
-from .engine import Engine
 from .errors import NetgentError
 from .messages import ExecutedState, Message, StatePrompt
-from .recorder import Recorder
 from .run import RunResult, RunSettings, TimelineEvent
 from .runner import BrowserPool
-from .secrets import Redactor
 from .spec import Workflow
-from .synthesis import Context, Synthesiser, Usage, build_synthesiser
+from .synthesis import Synthesiser, Usage, build_synthesiser
+from .wiring import run_states
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -160,35 +158,26 @@ class NetGent:
             # an undetected (SeleniumBase UC) browser's pages must not see fetch change
             watch_requests="seleniumbase" not in type(self.driver).__module__,
         )
-        recorder = None
         order = [p.name for p in prompts] or [s.name for s in repository.states]
+        workflow = None
         if self.llm_enabled:
             workflow = Workflow.model_validate(
                 {"name": "netgent", "states": [p.to_spec().model_dump() for p in prompts]}
             )
-            ctx = Context(
-                workflow=workflow.name,
-                order=order,
-                values={k: v for k, v in values.items() if k != "base_url"},
-                base_url=values.get("base_url", ""),
-                secrets=sorted(self.credentials),
-                redact=Redactor(self.credentials),
-            )
-            recorder = Recorder(
-                workflow, self.synthesiser(), ctx, {s.name for s in repository.states}
-            )
         self._pool.log_filter.add(self.credentials)
-        engine = Engine(
+        wired = run_states(
             self.driver,
             "netgent",
             list(repository.states),
             values,
             self.credentials,
             settings,
-            healer=recorder,
             order=order,
+            record=workflow,
+            synthesiser=self.synthesiser() if workflow is not None else None,
+            cached={s.name for s in repository.states},
         )
-        result = engine.run()
+        result, engine, recorder = wired.result, wired.engine, wired.recorder
         states = engine.states
         if recorder is not None:
             states = recorder.document(engine, repository).states
