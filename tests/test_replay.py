@@ -399,12 +399,18 @@ def test_uc_mode_replays_without_download_attempts(project: Project) -> None:
             print("driver module:", getattr(config, "_netgent_driver_kind", "?"))
         """
     )
+    import seleniumbase
+
+    drivers = Path(seleniumbase.__file__).parent / "drivers"
+    before = {p.name: p.stat().st_mtime for p in drivers.iterdir()}
     result = project.run("--netgent-uc", "-s")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["driver module: seleniumbase.undetected*"])
     output = result.stdout.str() + result.stderr.str()
     assert "Exception managing chrome" not in output
     assert "googlechromelabs" not in output
+    # nothing written into the installed package (its drivers folder)
+    assert {p.name: p.stat().st_mtime for p in drivers.iterdir()} == before
 
 
 def test_browser_args_reach_chromium(project: Project) -> None:

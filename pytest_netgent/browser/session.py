@@ -7,12 +7,14 @@ is ever downloaded: both executables are located up front, with a clear error if
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import logging
 import os
 import shutil
 import signal
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -322,21 +324,22 @@ def browser_gone(exc: BaseException) -> bool:
 
 def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDriver:
     """SeleniumBase UC mode, with the system driver and no download attempt."""
-    # SeleniumBase looks for its drivers in its own folder and downloads one when it is
-    # missing; putting the system chromedriver there first keeps it offline and quiet.
     try:
-        import seleniumbase
         from seleniumbase import Driver
+        from seleniumbase.config import settings as sb_settings
     except ImportError:
         from ..extras import UC_MISSING
 
         raise BrowserError(UC_MISSING) from None
-    drivers = os.path.join(os.path.dirname(seleniumbase.__file__), "drivers")
+    # SeleniumBase downloads a driver when its driver folder has none, and patches the
+    # one it runs (uc_driver); a folder of this browser's own, named through its
+    # NEW_DRIVER_DIR setting, holds copies of the system chromedriver instead, so
+    # nothing is downloaded and nothing is written into the installed package.
+    drivers = tempfile.mkdtemp(prefix="netgent-uc-drivers-", dir=options.temp_dir or None)
+    atexit.register(shutil.rmtree, drivers, True)
     for name in ("chromedriver", "uc_driver"):
-        target = os.path.join(drivers, name)
-        if not os.path.exists(target):
-            with contextlib.suppress(OSError):
-                shutil.copy2(driver_path, target)
+        shutil.copy2(driver_path, os.path.join(drivers, name))
+    sb_settings.NEW_DRIVER_DIR = drivers
     logging.getLogger("seleniumbase").setLevel(logging.ERROR)
     quiet = io.StringIO()
     try:
