@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shlex
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from . import store
-from .errors import NetgentError, ReplayError, WorkflowSpecError
+from .errors import NetgentError, ReplayError, WorkflowSpecError, display_path
 from .keys import result_key
 from .run import RunResult
 from .spec import BadDocument, LoadedWorkflow, Scalar, load_workflows
@@ -214,6 +215,21 @@ class WorkflowItem(pytest.Function):
         with contextlib.suppress(NetgentError):  # a missing secret fails the run itself
             secrets = list(resolve_secrets(self.loaded).values())
         return root / folder_name(self.nodeid, secrets)
+
+    def setup(self) -> None:
+        group = self.loaded.workflow.group
+        # Under -n, only xdist's loadgroup keeps a group on one worker; it marks each
+        # grouped item's id with "@group". Without it the group's items could overlap.
+        if group and os.environ.get("PYTEST_XDIST_WORKER") and "@" not in self.nodeid:
+            line = self.loaded.line_of("group")
+            pytest.fail(
+                f"{display_path(self.loaded.path)}:{line}: workflow "
+                f"{self.loaded.workflow.name!r} has group {group!r}, whose items must not "
+                "run at the same time; under -n that takes xdist's loadgroup scheduling: "
+                "pass --dist loadgroup (or add it to addopts)",
+                pytrace=False,
+            )
+        super().setup()
 
     def run_workflow(self, browser: Any, synthesiser: Any = None) -> None:
         """Replay (or record) this item's workflow on ``browser`` (a NetgentBrowser)."""

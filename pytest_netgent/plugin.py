@@ -7,7 +7,6 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,9 +53,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from .browser.session import BrowserOptions
 
     config.addinivalue_line("markers", "netgent: a workflow item collected by pytest-netgent")
-    config.addinivalue_line(
-        "markers", "xdist_group(name): run items of one group on one worker (pytest-xdist)"
-    )
     timeout = _setting(config, "netgent_state_timeout")
     if isinstance(timeout, str):
         timeout = positive_float("ini netgent_state_timeout")(timeout)
@@ -81,7 +77,6 @@ def pytest_configure(config: pytest.Config) -> None:
                 "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
             )
     _check_extras(config)
-    _schedule_groups(config)
     capture = CaptureSettings()
     if (
         config.getoption("netgent_capture")
@@ -153,36 +148,6 @@ def _check_extras(config: pytest.Config) -> None:
             load_model(spec, option)  # a model that cannot load stops the session now
     except ModelSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
-
-
-def _schedule_groups(config: pytest.Config) -> None:
-    """Under ``-n``, schedule with xdist's ``loadgroup`` unless ``--dist`` was chosen:
-    items spread freely, and those of one workflow ``group`` share a worker, so they
-    never overlap. (The controller decides; workers inherit the option.)"""
-    worker = getattr(config, "workerinput", None)
-    if worker is not None:
-        if worker.get(LOADGROUP_KEY):  # workers parse the command line anew: tell them
-            config.option.loadgroup = True
-        return
-    if getattr(config.option, "dist", "no") != "load":
-        return
-    given = [*config.invocation_params.args, *config.getini("addopts")]
-    given += os.environ.get("PYTEST_ADDOPTS", "").split()
-    if any(str(a) in ("--dist", "-d") or str(a).startswith("--dist=") for a in given):
-        return
-    config.option.dist = "loadgroup"
-    config.pluginmanager.register(_GroupedWorkers(), "netgent-loadgroup")
-
-
-LOADGROUP_KEY = "netgent_loadgroup"
-
-
-class _GroupedWorkers:
-    """Tells each xdist worker to name grouped items ``<id>@<group>`` for loadgroup."""
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[LOADGROUP_KEY] = True
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -253,7 +253,7 @@ def test_items_of_a_group_share_one_worker(project: Project) -> None:
     for n in range(4):
         text = SEARCH_WORKFLOW.replace("name: search", f"name: free{n}")
         project.states(project.workflow(f"free{n}", text), f"free{n}", SEARCH_STATES)
-    result = project.run_subprocess("-n", "2", "-v")
+    result = project.run_subprocess("-n", "2", "--dist", "loadgroup", "-v")
     result.assert_outcomes(passed=8)
     lines = result.stdout.lines
     workers = {
@@ -266,8 +266,19 @@ def test_items_of_a_group_share_one_worker(project: Project) -> None:
     assert set(workers.values()) == {"gw0", "gw1"}  # the others spread freely
 
 
-def test_explicit_dist_mode_is_kept(project: Project) -> None:
+def test_a_group_without_loadgroup_fails_its_items_clearly(project: Project) -> None:
     search_project(project, copies=2, group="g")
-    result = project.run_subprocess("-n", "2", "--dist", "load", "-v")
-    result.assert_outcomes(passed=2)
-    assert "@g" not in result.stdout.str()  # no loadgroup suffix: the user's mode ran
+    free = project.workflow("free", SEARCH_WORKFLOW.replace("name: search", "name: free"))
+    project.states(free, "free", SEARCH_STATES)
+    # xdist's default scheduling could run the group's items at the same time
+    result = project.run_subprocess("-n", "2", "--dist", "load")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*search0.netgent.yaml:*: workflow 'search0' has group 'g', whose items must not "
+            "run at the same time; under -n that takes xdist's loadgroup scheduling: pass "
+            "--dist loadgroup (or add it to addopts)*"
+        ]
+    )
+    project.run_subprocess("-n", "2", "--dist", "loadgroup").assert_outcomes(passed=3)
+    project.run_subprocess().assert_outcomes(passed=3)  # one process: nothing overlaps
