@@ -16,7 +16,9 @@ import dataclasses
 import functools
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -49,6 +51,39 @@ if TYPE_CHECKING:
 
 # Files a running Chromium keeps in its profile: a copy must not carry them over.
 _PROFILE_SKIP = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile", "*.lock")
+
+
+def _exit_on_sigterm() -> None:
+    """Make SIGTERM (a CI job's timeout, ``kill``) stop this process as Ctrl-C does:
+    pytest ends the session and its fixtures, so the browser is ended and its folder
+    removed; a handler someone else set is kept."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _sweep(temp: Path) -> None:
+    """Remove what browsers of processes that no longer run left in ``temp`` (a run
+    killed outright cleans up nothing): their folders, and any process still on them."""
+    for home in temp.glob("netgent-browser-*-*"):
+        owner = home.name.split("-")[2]
+        if owner.isdigit() and not _running(int(owner)):
+            _remove_profile(str(home))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive, and not ours to clean
+    return True
 
 
 def _short_temp() -> str:
@@ -124,10 +159,14 @@ class BrowserPool:
             if not (options.user_data_dir or options.remote or options.uc):
                 # A profile folder of our own, not ChromeDriver's: whatever kills the driver
                 # (a crash, Ctrl-C), close() still finds the browser by it and removes it.
-                home = Path(tempfile.mkdtemp(prefix="netgent-browser-", dir=_short_temp()))
+                _sweep(Path(_short_temp()))
+                home = Path(
+                    tempfile.mkdtemp(prefix=f"netgent-browser-{os.getpid()}-", dir=_short_temp())
+                )
                 (home / "tmp").mkdir()
                 self._profile = functools.partial(_remove_profile, str(home))
                 atexit.register(self._profile)
+                _exit_on_sigterm()
                 options = dataclasses.replace(
                     options, user_data_dir=str(home / "profile"), temp_dir=str(home / "tmp")
                 )
