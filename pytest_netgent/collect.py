@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shlex
 from pathlib import Path
@@ -217,10 +216,12 @@ class WorkflowItem(pytest.Function):
         return root / folder_name(self.nodeid, secrets)
 
     def setup(self) -> None:
+        from xdist import is_xdist_worker
+
         group = self.loaded.workflow.group
         # Under -n, only xdist's loadgroup keeps a group on one worker; it marks each
         # grouped item's id with "@group". Without it the group's items could overlap.
-        if group and os.environ.get("PYTEST_XDIST_WORKER") and "@" not in self.nodeid:
+        if group and is_xdist_worker(self.session) and "@" not in self.nodeid:
             line = self.loaded.line_of("group")
             pytest.fail(
                 f"{display_path(self.loaded.path)}:{line}: workflow "
