@@ -652,3 +652,24 @@ def test_a_netlog_splits_into_its_items_time_windows(tmp_path: Path) -> None:
     assert got == [[1100, 1200], [2100], [3100, 3150]]  # 100-150 and 1600: between items
     head = json.loads((windows[0].folder / "netlog.json").read_text())
     assert head["constants"]["timeTickOffset"] == str(offset)
+
+
+def test_har_takes_extra_info_that_came_before_its_request() -> None:
+    from pytest_netgent.capture.har import build_har
+
+    url = "http://127.0.0.1:8000/assets/workers/search.js"
+    events = [
+        {"method": "Network.responseReceivedExtraInfo",
+         "params": {"requestId": "7", "statusCode": 200,
+                    "headers": {"Content-Type": "application/javascript"},
+                    "headersText": "HTTP/1.1 200 OK\r\nContent-Type: application/javascript"}},
+        {"method": "Network.requestWillBeSent",
+         "params": {"requestId": "7", "timestamp": 1.0, "wallTime": 1000.0,
+                    "request": {"url": url, "method": "GET", "headers": {}}}},
+        {"method": "Network.loadingFinished",
+         "params": {"requestId": "7", "timestamp": 1.2, "encodedDataLength": 10}},
+    ]  # fmt: skip
+    (entry,) = build_har(events)["log"]["entries"]
+    assert entry["request"]["url"] == url
+    assert entry["response"]["status"] == 200
+    assert entry["response"]["statusText"] == "OK"

@@ -183,6 +183,8 @@ def build_har(
     sockets: dict[str, _Socket] = {}
     # offset between the protocol's monotonic timestamps and the wall clock
     offset: float | None = None
+    early_request: dict[str, dict[str, Any]] = {}
+    early_response: dict[str, dict[str, Any]] = {}
     for event in events:
         method = str(event.get("method", ""))
         params: dict[str, Any] = event.get("params") or {}
@@ -199,12 +201,21 @@ def build_har(
                 done.append(previous)
             if url.startswith(("http://", "https://")):
                 requests[rid] = _Request(params)
-        elif method == "Network.requestWillBeSentExtraInfo" and rid in requests:
-            requests[rid].extra_request = params
+                # the network service's extra info may come before the request itself
+                requests[rid].extra_request = early_request.pop(rid, {})
+                requests[rid].extra_response = early_response.pop(rid, {})
+        elif method == "Network.requestWillBeSentExtraInfo":
+            if rid in requests:
+                requests[rid].extra_request = params
+            else:
+                early_request[rid] = params
         elif method == "Network.responseReceived" and rid in requests:
             requests[rid].response = params.get("response") or {}
-        elif method == "Network.responseReceivedExtraInfo" and rid in requests:
-            requests[rid].extra_response = params
+        elif method == "Network.responseReceivedExtraInfo":
+            if rid in requests:
+                requests[rid].extra_response = params
+            else:
+                early_response[rid] = params
         elif method == "Network.dataReceived" and rid in requests:
             requests[rid].data_length += int(params.get("dataLength") or 0)
             requests[rid].encoded += int(params.get("encodedDataLength") or 0)
