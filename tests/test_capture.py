@@ -654,21 +654,23 @@ def test_a_netlog_splits_into_its_items_time_windows(tmp_path: Path) -> None:
     assert head["constants"]["timeTickOffset"] == str(offset)
 
 
-def test_har_takes_extra_info_that_came_before_its_request() -> None:
+@pytest.mark.parametrize("extra_at", [0, 3], ids=["before-the-request", "after-it-finished"])
+def test_har_takes_extra_info_whenever_it_comes(extra_at: int) -> None:
     from pytest_netgent.capture.har import build_har
 
     url = "http://127.0.0.1:8000/assets/workers/search.js"
     events = [
-        {"method": "Network.responseReceivedExtraInfo",
-         "params": {"requestId": "7", "statusCode": 200,
-                    "headers": {"Content-Type": "application/javascript"},
-                    "headersText": "HTTP/1.1 200 OK\r\nContent-Type: application/javascript"}},
         {"method": "Network.requestWillBeSent",
          "params": {"requestId": "7", "timestamp": 1.0, "wallTime": 1000.0,
                     "request": {"url": url, "method": "GET", "headers": {}}}},
         {"method": "Network.loadingFinished",
          "params": {"requestId": "7", "timestamp": 1.2, "encodedDataLength": 10}},
     ]  # fmt: skip
+    extra = {"method": "Network.responseReceivedExtraInfo",
+             "params": {"requestId": "7", "statusCode": 200,
+                        "headers": {"Content-Type": "application/javascript"},
+                        "headersText": "HTTP/1.1 200 OK\r\nContent-Type: x"}}  # fmt: skip
+    events.insert(min(extra_at, len(events)), extra)
     (entry,) = build_har(events)["log"]["entries"]
     assert entry["request"]["url"] == url
     assert entry["response"]["status"] == 200

@@ -185,6 +185,7 @@ def build_har(
     offset: float | None = None
     early_request: dict[str, dict[str, Any]] = {}
     early_response: dict[str, dict[str, Any]] = {}
+    finished: dict[str, _Request] = {}
     for event in events:
         method = str(event.get("method", ""))
         params: dict[str, Any] = event.get("params") or {}
@@ -207,6 +208,8 @@ def build_har(
         elif method == "Network.requestWillBeSentExtraInfo":
             if rid in requests:
                 requests[rid].extra_request = params
+            elif rid in finished and not finished[rid].extra_request:
+                finished[rid].extra_request = params  # or after it finished
             else:
                 early_request[rid] = params
         elif method == "Network.responseReceived" and rid in requests:
@@ -214,13 +217,15 @@ def build_har(
         elif method == "Network.responseReceivedExtraInfo":
             if rid in requests:
                 requests[rid].extra_response = params
+            elif rid in finished and not finished[rid].extra_response:
+                finished[rid].extra_response = params  # or after it finished
             else:
                 early_response[rid] = params
         elif method == "Network.dataReceived" and rid in requests:
             requests[rid].data_length += int(params.get("dataLength") or 0)
             requests[rid].encoded += int(params.get("encodedDataLength") or 0)
         elif method in ("Network.loadingFinished", "Network.loadingFailed") and rid in requests:
-            request = requests.pop(rid)
+            request = finished[rid] = requests.pop(rid)
             request.end = float(params.get("timestamp") or 0.0)
             if method == "Network.loadingFinished":
                 request.encoded = int(params.get("encodedDataLength") or request.encoded)
