@@ -173,6 +173,13 @@ class _Socket:
         self.start = 0.0
 
 
+_EXTRA_INFO = {
+    "Network.requestWillBeSentExtraInfo": "extra_request",
+    "Network.responseReceivedExtraInfo": "extra_response",
+}
+"""The network service's extra info events and the request field each fills."""
+
+
 def build_har(
     events: Iterable[dict[str, Any]], title: str = "", redact: Redact = str
 ) -> dict[str, Any]:
@@ -183,8 +190,7 @@ def build_har(
     sockets: dict[str, _Socket] = {}
     # offset between the protocol's monotonic timestamps and the wall clock
     offset: float | None = None
-    early_request: dict[str, dict[str, Any]] = {}
-    early_response: dict[str, dict[str, Any]] = {}
+    early: dict[str, dict[str, dict[str, Any]]] = {}
     finished: dict[str, _Request] = {}
     for event in events:
         method = str(event.get("method", ""))
@@ -203,24 +209,18 @@ def build_har(
             if url.startswith(("http://", "https://")):
                 requests[rid] = _Request(params)
                 # the network service's extra info may come before the request itself
-                requests[rid].extra_request = early_request.pop(rid, {})
-                requests[rid].extra_response = early_response.pop(rid, {})
-        elif method == "Network.requestWillBeSentExtraInfo":
-            if rid in requests:
-                requests[rid].extra_request = params
-            elif rid in finished and not finished[rid].extra_request:
-                finished[rid].extra_request = params  # or after it finished
-            else:
-                early_request[rid] = params
+                for name, extra in early.pop(rid, {}).items():
+                    setattr(requests[rid], name, extra)
+        elif method in _EXTRA_INFO:
+            # ... or after it finished: it is kept either way
+            name = _EXTRA_INFO[method]
+            owner = requests.get(rid) or finished.get(rid)
+            if owner is None:
+                early.setdefault(rid, {})[name] = params
+            elif rid in requests or not getattr(owner, name):
+                setattr(owner, name, params)
         elif method == "Network.responseReceived" and rid in requests:
             requests[rid].response = params.get("response") or {}
-        elif method == "Network.responseReceivedExtraInfo":
-            if rid in requests:
-                requests[rid].extra_response = params
-            elif rid in finished and not finished[rid].extra_response:
-                finished[rid].extra_response = params  # or after it finished
-            else:
-                early_response[rid] = params
         elif method == "Network.dataReceived" and rid in requests:
             requests[rid].data_length += int(params.get("dataLength") or 0)
             requests[rid].encoded += int(params.get("encodedDataLength") or 0)
