@@ -84,23 +84,6 @@ class StatesProposed(NetgentError):
     """``--netgent-record=propose`` healed the workflow into the artifacts folder."""
 
 
-def usable_states(workflow: Workflow, automaton: Automaton | None, mode: str) -> list[State]:
-    """Cached states record mode may replay as they are: fresh ones, or all of a trusted
-    (hash-less) file; none with ``mode='all'``."""
-    if automaton is None or mode == "all":
-        return []
-    if automaton.trusted:
-        return list(automaton.states)
-    out = []
-    for spec in workflow.states:
-        cached = automaton.state(spec.name)
-        if cached is not None and cached.prompt_hash == spec.prompt_hash():
-            out.append(
-                cached.model_copy(update={"end_state": spec.end, "repeat": spec.engine_repeat})
-            )
-    return out
-
-
 class Recorder:
     """The engine's :class:`~pytest_netgent.engine.Healer` in record mode."""
 

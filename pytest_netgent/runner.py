@@ -37,7 +37,7 @@ from .browser.session import (
 )
 from .browser.watchdog import devtools_endpoint
 from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
-from .recorder import StatesProposed, save, usable_states
+from .recorder import StatesProposed, save
 from .run import RunResult, RunSettings
 from .secrets import SecretLogFilter, resolve_secrets
 from .settings import Settings, parse_window, window_text
@@ -315,7 +315,9 @@ class NetgentBrowser:
         automaton: Automaton | None = None
         if record_mode and states is None:
             previous = automaton = store.load(cache_file)  # a corrupt file fails, untouched
-            replay = usable_states(spec, previous, record_mode)
+            # with 'all' every state is made anew
+            fresh = store.cached_states(spec, previous, strict=True)[0]
+            replay = [] if record_mode == "all" else fresh
         elif states is None:
             record_mode = ""
             text = f"run {heal} to synthesise the missing and stale states"

@@ -166,33 +166,48 @@ def _merge(new: Automaton, current: Automaton, changed: set[str], order: list[st
     return new.model_copy(update={"states": states})
 
 
-def replay_states(
-    workflow: Workflow, automaton: Automaton | None, path: Path, heal: str
-) -> list[State]:
-    """The states to replay for ``workflow``, in declared order.
+def cached_states(
+    workflow: Workflow, automaton: Automaton | None, *, strict: bool = False
+) -> tuple[list[State], list[str], list[str]]:
+    """Sort ``workflow``'s states by what the cache holds for them: the usable cached
+    states in declared order, the names not cached, and the names edited since recorded.
 
-    A document without ``prompt_hash`` is trusted as it is. Otherwise every workflow state
-    must be cached with an up-to-date hash; the states that are missing or stale are named
-    in the :class:`CacheError`. ``end`` and ``repeat`` always come from the workflow file.
+    A document without ``prompt_hash`` (trusted) is usable as it is. In one with hashes a
+    state is usable when its hash matches; a state without a hash is usable too unless
+    ``strict`` (record mode, which re-synthesises it). ``end`` and ``repeat`` always come
+    from the workflow file.
     """
     if automaton is None:
-        raise CacheError(path, "no cached states for this workflow", heal=heal)
+        return [], [spec.name for spec in workflow.states], []
     if automaton.trusted:
-        return list(automaton.states)
+        return list(automaton.states), [], []
+    states: list[State] = []
     missing: list[str] = []
     stale: list[str] = []
-    states: list[State] = []
     for spec in workflow.states:
         cached = automaton.state(spec.name)
         if cached is None:
             missing.append(spec.name)
-            continue
-        if cached.prompt_hash and cached.prompt_hash != spec.prompt_hash():
+        elif cached.prompt_hash != spec.prompt_hash() and (strict or cached.prompt_hash):
             stale.append(spec.name)
-            continue
-        states.append(
-            cached.model_copy(update={"end_state": spec.end, "repeat": spec.engine_repeat})
-        )
+        else:
+            states.append(
+                cached.model_copy(update={"end_state": spec.end, "repeat": spec.engine_repeat})
+            )
+    return states, missing, stale
+
+
+def replay_states(
+    workflow: Workflow, automaton: Automaton | None, path: Path, heal: str
+) -> list[State]:
+    """The states to replay for ``workflow``, in declared order (see :func:`cached_states`).
+
+    Every workflow state must be cached with an up-to-date hash; the states that are missing
+    or stale are named in the :class:`CacheError`.
+    """
+    if automaton is None:
+        raise CacheError(path, "no cached states for this workflow", heal=heal)
+    states, missing, stale = cached_states(workflow, automaton)
     if missing or stale:
         parts = []
         if missing:
