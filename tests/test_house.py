@@ -7,7 +7,18 @@ there still ties two modules into one concept.
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import CodeType, FrameType
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_netgent.runner import NetgentBrowser
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pytest_netgent"
 PLUGIN_LINES = 350
@@ -122,3 +133,70 @@ def test_no_module_is_over_600_lines() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
     }
     assert long == {}, f"split these by what they do (at most {MODULE_LINES} lines): {long}"
+
+
+ROUTE_WORKFLOW = PACKAGE.parent / "bench" / "tour" / "tour.netgent.yaml"
+
+
+def route(run: Callable[[], object], entry: CodeType) -> list[tuple[str, str, str]]:
+    """The calls from one package module into another that ``entry`` makes itself while
+    ``run()`` runs, as ``(caller, callee, function)``; methods of the workflow's own data
+    (``Workflow.prompt_hash``, ``State.fill``) are the data, not a stop."""
+    from pytest_netgent.automaton import Automaton, State
+    from pytest_netgent.spec import Workflow
+
+    data = (Automaton, State, Workflow)
+    calls: list[tuple[str, str, str]] = []
+    modules = {str(p): module_name(p) for p in PACKAGE.rglob("*.py")}
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event != "call" or frame.f_back is None or frame.f_back.f_code is not entry:
+            return
+        callee = modules.get(frame.f_code.co_filename)
+        owner = (
+            frame.f_locals.get(frame.f_code.co_varnames[0], None)
+            if frame.f_code.co_argcount
+            else None
+        )
+        if callee is None or isinstance(owner, data) or owner in data:
+            return
+        caller = modules[entry.co_filename]
+        if callee != caller:
+            calls.append((caller, callee, frame.f_code.co_name))
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.mark.parametrize("record", ["", "all"])
+def test_a_run_goes_down_the_house_each_module_once(
+    netgent_browser: NetgentBrowser, base_url: str, tmp_path: Path, record: str
+) -> None:
+    """From the fixture's ``run`` a workflow passes each module once, and each step goes
+    along an import arrow (down the house), in replay and in record mode alike."""
+    from pytest_netgent.runner import NetgentBrowser
+
+    shutil.copytree(ROUTE_WORKFLOW.parent, tmp_path / "tour")
+    workflow = tmp_path / "tour" / ROUTE_WORKFLOW.name
+    os.environ.setdefault("NETWIKI_PASSWORD", "netgent-pass")
+    calls = route(
+        lambda: netgent_browser.run(workflow, name="wiki-tour", record=record or None, check=False),
+        NetgentBrowser.run.__code__,
+    )
+    stops = ["pytest_netgent.runner"]
+    for _, callee, _ in calls:
+        if stops[-1] != callee:
+            stops.append(callee)
+    text = " -> ".join(s.removeprefix("pytest_netgent.") for s in stops)
+    print(f"route ({record or 'replay'}): {text}")
+    if not record:  # record may fail here (the builtin rules read not every sentence)
+        assert netgent_browser.results[-1].passed
+    assert len(stops) == len(set(stops)), f"a module is visited twice: {text}"
+    assert "pytest_netgent.wiring" in stops, text
+    graph = package_graph()
+    for caller, callee, function in calls:
+        assert callee in graph[caller], f"{caller} calls {callee}.{function} but does not import it"
