@@ -239,7 +239,7 @@ class Engine:
         try:
             self._loop()
             # a browser that died during the last state's actions (a wait) did not pass
-            with self._guard(HANG_S, "the run ended"):
+            with self._bounded(HANG_S, "the run ended"):
                 self.driver.execute_script("return 1")
             self._hung()
         except BrowserError as exc:
@@ -327,7 +327,7 @@ class Engine:
             exclude = None
             if last_fired is not None and repeats >= self.states[last_fired].repeat:
                 exclude = {"state": last_fired, "doc": last_page[0], "href": last_page[1]}
-            with self._guard(max(wait_ms, 0) / 1000 + HANG_S, diagnosis.CHECKING):
+            with self._bounded(max(wait_ms, 0) / 1000 + HANG_S, diagnosis.CHECKING):
                 tick = evaluate(
                     self.driver,
                     self._checks,
@@ -504,7 +504,7 @@ class Engine:
         self._event("action", state=state, action=action.describe())
         doing = f"state {state!r} ran action {number} ({action.describe()})"
         try:
-            with self._guard(deadline - time.monotonic() + 1.0, doing):
+            with self._bounded(deadline - time.monotonic() + 1.0, doing):
                 actions.run(action.type, substitute(action.params, self.values))
             self._hung()
         except ActionFailed as exc:
@@ -522,7 +522,7 @@ class Engine:
         actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation, deadline)
         self._event("action", action=f"navigate {self.redact(url)!r}", detail="start_url")
         try:
-            with self._guard(deadline - time.monotonic() + 1.0, "the start_url loaded"):
+            with self._bounded(deadline - time.monotonic() + 1.0, "the start_url loaded"):
                 actions.navigate({"url": url})
             self._hung()
         except ActionFailed as exc:
@@ -546,7 +546,7 @@ class Engine:
 
     # ------------------------------------------------------------------ hangs
 
-    def _guard(self, seconds: float, doing: str) -> contextlib.AbstractContextManager[None]:
+    def _bounded(self, seconds: float, doing: str) -> contextlib.AbstractContextManager[None]:
         """Arm the watchdog for a WebDriver call, never past the workflow timeout."""
         left = self._t0 + self.settings.timeout - time.monotonic() + 1.0
         return self.watchdog.guard(min(seconds, left), doing)
