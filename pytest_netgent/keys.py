@@ -45,3 +45,9 @@ CAPTURE_PLUGIN = "netgent-capture"
 CAPTURE_PROPERTY = "netgent_capture"
 """Report property (teardown): the item's row of ``manifest.csv``, as a JSON object in a
 string (junitxml writes properties as strings)."""
+
+NETWORK_PLUGIN = "netgent-network"
+"""The name :class:`~.network.plugin.NetworkPlugin` is registered under."""
+
+NETWORK_PROPERTY = "netgent_network"
+"""Report property: the item's network condition, ``name: key=value,...``."""

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from .capture import parse_modes
+from .network import Condition
+from .network import parse as parse_condition
 from .settings import parse_window
 
 
@@ -37,6 +39,16 @@ def window_size(option: str) -> Callable[[str], tuple[int, int]]:
             return parse_window(text)
         except ValueError as exc:
             raise pytest.UsageError(f"{option}: {exc}") from None
+
+    return parse
+
+
+def network_condition(option: str) -> Callable[[str], Condition | None]:
+    def parse(text: str) -> Condition | None:
+        try:
+            return parse_condition(text, option)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     return parse
 
@@ -173,6 +185,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "recorded at, else 1280x900).",
     )
     group.addoption(
+        "--netgent-network",
+        dest="netgent_network",
+        metavar="PROFILE",
+        type=network_condition("--netgent-network"),
+        default=None,
+        help="Network condition on the wire for every item: a profile (3g, 4g, lte, dsl, "
+        "cable, fios, satellite, lossy-wifi) or key=value pairs of rate, up, delay, jitter, "
+        "loss, queue, e.g. rate=2mbit,delay=40ms (default: ini netgent_network; a "
+        "workflow's network: wins). Linux, as root; shapes the browser's traffic with the "
+        "sites, not its WebDriver control.",
+    )
+    group.addoption(
         "--netgent-headed",
         dest="netgent_headed",
         action="store_true",
@@ -269,6 +293,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("netgent_base_url", "Value of {base_url} in workflows.", default="")
     parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
     parser.addini("netgent_window_size", "Browser window size WxH for every run.", default="")
+    parser.addini("netgent_network", "Network condition for every item.", default="")
     parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
     parser.addini("netgent_chromium", "Chromium executable.", default="")
     parser.addini("netgent_chromedriver", "ChromeDriver executable.", default="")

@@ -17,6 +17,7 @@ from .capture import CaptureSettings
 from .errors import BrowserError
 from .keys import (
     CAPTURE_PLUGIN,
+    NETWORK_PLUGIN,
     RUN_SECONDS_PROPERTY,
     STATES_PROPERTY,
     WORKFLOW_SUFFIXES,
@@ -109,6 +110,10 @@ def pytest_configure(config: pytest.Config) -> None:
         rootdir=config.rootpath,
         window=_configured_window(config),
     )
+    from .network.plugin import NetworkPlugin
+
+    network = NetworkPlugin.configure(config, config.stash[settings_key], remote)
+    config.pluginmanager.register(network, NETWORK_PLUGIN)
     if capture.on:
         from .capture.plugin import CaptureLog, CapturePlugin
 
@@ -291,19 +296,30 @@ def netgent_browser(
     traffic is captured into its own folder, and the browser's caches and connections are
     dropped after it.
     """
+    from .network.plugin import network_plugin
+
     if netgent_settings.capture.on:
         from .capture.plugin import capture_plugin
 
-        yield from capture_plugin(request.config).browser(
+        browsers = capture_plugin(request.config).browser(
             request.node, netgent_browser_pool, netgent_base_url
         )
-        return
+    else:
+        browsers = _plain_browser(netgent_browser_pool, netgent_settings, netgent_base_url)
+    yield from network_plugin(request.config).around(
+        request.node, netgent_browser_pool, browsers, netgent_base_url
+    )
+
+
+def _plain_browser(
+    pool: BrowserPool, settings: Settings, base_url: str
+) -> Generator[NetgentBrowser, None, None]:
     try:
-        netgent_browser_pool.start()  # now: a browser that cannot start errors the setup
+        pool.start()  # now: a browser that cannot start errors the setup
     except BrowserError as exc:
         pytest.fail(exc.report(), pytrace=False)
     from .runner import NetgentBrowser
 
-    browser = NetgentBrowser(netgent_browser_pool, netgent_settings, netgent_base_url)
+    browser = NetgentBrowser(pool, settings, base_url)
     yield browser
-    netgent_browser_pool.reset(browser.origins)
+    pool.reset(browser.origins)

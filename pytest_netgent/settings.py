@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .browser.session import BrowserOptions
 from .capture import CaptureSettings
+from .network import Condition
 
 WINDOW_RE = re.compile(r"\s*(\d{1,5})\s*[xX,]\s*(\d{1,5})\s*")
 """A window size as written: ``1280x900`` (or ``1280,900``)."""
@@ -49,6 +50,8 @@ class Settings:
     """``--netgent-user-data-dir``: the browser profile each worker copies."""
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     """``--netgent-capture``: what each item captures, and where."""
+    network: Condition | None = None
+    """``--netgent-network``: the condition on the wire of items whose workflow names none."""
     window: tuple[int, int] | None = None
     """``--netgent-window-size``: the window every run uses, over what a workflow's
     ``window:`` or its cache file says."""

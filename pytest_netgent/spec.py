@@ -147,6 +147,13 @@ class Workflow(BaseModel):
         description="Browser window size WIDTHxHEIGHT (e.g. 1280x900) the states hold at; "
         "recorded in the cache file; --netgent-window-size overrides it.",
     )
+    network: str | None = Field(
+        None,
+        description="Network condition on the wire for this workflow's items: a profile "
+        "(3g, 4g, lte, dsl, cable, fios, satellite, lossy-wifi), key=value pairs of rate, up, "
+        "delay, jitter, loss, queue (rate=2mbit,delay=40ms), or a placeholder ('{net}'); "
+        "over --netgent-network.",
+    )
     allowed_hosts: list[str] | None = Field(
         None,
         description="Hosts the browser may visit; default: start_url's host. '*' allows all.",
@@ -172,6 +179,16 @@ class Workflow(BaseModel):
         from .settings import parse_window, window_text
 
         return None if value is None else window_text(parse_window(value))
+
+    @field_validator("network")
+    @classmethod
+    def _network(cls, value: str | None) -> str | None:
+        if value is None or "{" in value or "%" in value:
+            return value  # a placeholder: checked once its item's values fill it
+        from .network import parse
+
+        parse(value, "network")
+        return value
 
     def prompt_hash(self) -> str:
         """Hash over every state's prompt hash, in declared order."""

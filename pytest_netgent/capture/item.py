@@ -37,6 +37,8 @@ class ItemCapture:
     ended: float = 0.0
     outcome: str = ""
     window: Window | None = None
+    network: dict[str, Any] = field(default_factory=dict)
+    """The item's network condition (:meth:`~pytest_netgent.network.Condition.record`)."""
     pcap_dropped: int = 0
     """Packets the kernel dropped from the pcap (its traffic is incomplete when above 0)."""
     _tcpdump: Tcpdump | None = None
@@ -139,6 +141,7 @@ class ItemCapture:
             "worker": self.worker,
             "folder": relative_to(self.folder, root),
             "pcap_dropped": str(self.pcap_dropped) if self._captured_packets else "",
+            **{key: str(value) for key, value in self.network.items()},
         }
         row.update(files_of(self.folder, root))
         return row

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 from . import FILES
 from .files import files_of
+
+NETWORK_FIELDS = (
+    "network",
+    "network_rate_bps",
+    "network_up_bps",
+    "network_delay_ms",
+    "network_jitter_ms",
+    "network_loss_pct",
+    "network_queue",
+)
+"""The item's network condition: its profile name and numbers (empty when unshaped)."""
 
 MANIFEST_FIELDS = (
     "item",
@@ -25,6 +32,7 @@ MANIFEST_FIELDS = (
     "folder",
     *(f"{kind}{suffix}" for kind in FILES for suffix in ("", "_bytes")),
     "pcap_dropped",
+    *NETWORK_FIELDS,
 )
 
 
@@ -42,10 +50,13 @@ def write_manifest(root: Path, rows: list[dict[str, str]]) -> tuple[Path, Path]:
         writer.writeheader()
         writer.writerows(rows)
     labels = root / "labels.csv"
+    # nPrintML reads Item,Label; a third column names the network condition, when any
+    shaped = any(row.get("network") for row in rows)
     with labels.open("w", newline="", encoding="utf-8") as out:
         pairs = csv.writer(out)
-        pairs.writerow(["Item", "Label"])
+        pairs.writerow(["Item", "Label", "Network"] if shaped else ["Item", "Label"])
         for row in rows:
             if row.get("outcome") == "passed" and row.get("pcap") and row.get("category"):
-                pairs.writerow([row["pcap"], row["category"]])
+                extra = [row.get("network") or "none"] if shaped else []
+                pairs.writerow([row["pcap"], row["category"], *extra])
     return manifest, labels

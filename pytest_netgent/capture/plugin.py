@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -233,7 +233,7 @@ class CapturePlugin:
 
     def browser(
         self, item: pytest.Item, pool: BrowserPool, base_url: str
-    ) -> Iterator[NetgentBrowser]:
+    ) -> Generator[NetgentBrowser, None, None]:
         """The worker's browser for one test, with the test's captures running around it."""
         settings = self.settings
         from ..collect import WorkflowItem

@@ -1,0 +1,236 @@
+"""A network condition on the loopback of this worker's own network namespace.
+
+Everything the browser exchanges with the sites it visits crosses the namespace's
+loopback, and so does the control traffic between the test, ChromeDriver and the
+browser's DevTools endpoint. The link shapes the first and leaves the second alone:
+
+* **Which way.** An ``iptables`` rule on the way out marks each packet by its
+  connection's direction (conntrack: the side that opened it sends *up*, the other side
+  *down*), except packets to or from the control ports, which are never marked.
+* **Rate and queue.** The mark sends the packet into an HTB class with the direction's
+  rate and a FIFO of the condition's queue (``tc``), so packets leave at the bottleneck's
+  pace and a full buffer drops; a capture on the loopback sees them at that pace.
+* **Loss.** On the way in, a marked packet is dropped at random with the condition's
+  probability (``iptables -m statistic``): its sender retransmits it, as on a lossy link.
+* **Delay and jitter.** On the way in, marked packets wait in a delay line of their
+  direction (NFQUEUE, released by :class:`DelayLine`) for ``delay`` plus up to ``jitter``,
+  in order. The wait happens after the sender has let go of the packet, as on a real
+  wire, so TCP's small-queue limit does not throttle the sender.
+* The loopback's MTU is set to Ethernet's 1500 bytes while the condition holds, so
+  packets have the sizes of a real link.
+
+:meth:`Link.clear` removes all of it. Linux only, as root, inside a namespace of this
+process's own (:func:`~pytest_netgent.capture.netns.isolate`): the host's loopback is
+never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import random
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from . import Condition
+
+UP_MARK, DOWN_MARK = 0x4E4701, 0x4E4702
+"""Packet marks of the two directions (``NG`` and a number)."""
+UP_QUEUE, DOWN_QUEUE = 4701, 4702
+"""The NFQUEUE numbers of the delay lines (per network namespace)."""
+DOWN_CLASS, UP_CLASS = "1:1", "1:2"
+LOOPBACK_MTU = 65536
+WIRE_MTU = 1500
+
+
+def unavailable(condition: Condition) -> str:
+    """What this machine lacks to put ``condition`` on the wire ("" when nothing)."""
+    missing = [t for t in ("ip", "tc", "iptables-restore") if shutil.which(t) is None]
+    if missing:
+        return f"{', '.join(missing)} not installed: apt-get install -y iproute2 iptables"
+    if condition.delay or condition.jitter:
+        try:
+            import fnfqueue  # noqa: F401
+        except ImportError:
+            return (
+                "delay and jitter need the delay line's NFQUEUE library: "
+                "pip install 'pytest-netgent[network]'"
+            )
+    return ""
+
+
+def _run(*command: str, text: str | None = None) -> None:
+    answer = subprocess.run(command, input=text, capture_output=True, text=True, check=False)
+    if answer.returncode != 0:
+        raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
+
+
+class Link:
+    """Applies one :class:`Condition` at a time to this namespace's loopback."""
+
+    def __init__(self) -> None:
+        self.condition: Condition | None = None
+        self._delay: DelayLine | None = None
+
+    def apply(self, condition: Condition, control_ports: Iterable[int]) -> None:
+        """Put ``condition`` on the wire, leaving ``control_ports`` (WebDriver, DevTools)
+        unshaped; OSError says what failed (nothing stays applied then)."""
+        from ..capture import netns
+
+        if not netns.isolated():
+            raise OSError("not in a network namespace of its own: the host is never shaped")
+        self.clear()
+        self.condition = condition
+        try:
+            _run("ip", "link", "set", "lo", "mtu", str(WIRE_MTU))
+            self._tc(condition)
+            if condition.delay or condition.jitter:
+                self._delay = DelayLine(condition.delay, condition.jitter)
+            rules = _rules(condition, sorted(set(control_ports)), self._delay is not None)
+            _run("iptables-restore", "--noflush", text=rules)
+            if shutil.which("ip6tables-restore"):
+                _run("ip6tables-restore", "--noflush", text=rules)
+        except BaseException:
+            self.clear()
+            raise
+
+    def _tc(self, condition: Condition) -> None:
+        if condition.rate is None:
+            return
+        _run("tc", "qdisc", "replace", "dev", "lo", "root", "handle", "1:", "htb", "default", "0")
+        for classid, rate in ((DOWN_CLASS, condition.rate), (UP_CLASS, condition.uplink)):
+            assert rate is not None
+            text = f"{rate}bit"
+            _run("tc", "class", "add", "dev", "lo", "parent", "1:", "classid", classid,
+                 "htb", "rate", text, "ceil", text)  # fmt: skip
+            limit = str(condition.packets(rate, WIRE_MTU))
+            _run("tc", "qdisc", "add", "dev", "lo", "parent", classid, "pfifo", "limit", limit)
+
+    def clear(self) -> None:
+        """Remove the condition: rules first (no packet waits any more), then the delay
+        line (what waits in it goes on at once), the classes and the MTU."""
+        for tool in ("iptables", "ip6tables"):
+            if shutil.which(tool) is None:
+                continue
+            for hook, way, chain in (
+                ("OUTPUT", "-o", "NETGENT-OUT"),
+                ("PREROUTING", "-i", "NETGENT-IN"),
+            ):
+                with contextlib.suppress(OSError):
+                    _run(tool, "-t", "mangle", "-D", hook, way, "lo", "-j", chain)
+                with contextlib.suppress(OSError):
+                    _run(tool, "-t", "mangle", "-F", chain)
+                with contextlib.suppress(OSError):
+                    _run(tool, "-t", "mangle", "-X", chain)
+        if self._delay is not None:
+            self._delay.close()
+            self._delay = None
+        if self.condition is not None and self.condition.rate is not None:
+            with contextlib.suppress(OSError):
+                _run("tc", "qdisc", "del", "dev", "lo", "root")
+        if self.condition is not None:
+            with contextlib.suppress(OSError):
+                _run("ip", "link", "set", "lo", "mtu", str(LOOPBACK_MTU))
+        self.condition = None
+
+
+def _rules(condition: Condition, control: list[int], delayed: bool) -> str:
+    """The mangle rules of ``condition`` for iptables-restore (the same for IPv6)."""
+    out = ["-A OUTPUT -o lo -j NETGENT-OUT", "-A PREROUTING -i lo -j NETGENT-IN"]
+    for port in control:
+        for proto in ("tcp", "udp"):
+            out.append(f"-A NETGENT-OUT -p {proto} --dport {port} -j RETURN")
+            out.append(f"-A NETGENT-OUT -p {proto} --sport {port} -j RETURN")
+    out.append(f"-A NETGENT-OUT -m conntrack --ctdir ORIGINAL -j MARK --set-mark {UP_MARK}")
+    out.append(f"-A NETGENT-OUT -m conntrack --ctdir REPLY -j MARK --set-mark {DOWN_MARK}")
+    if condition.rate is not None:
+        out.append(f"-A NETGENT-OUT -m mark --mark {UP_MARK} -j CLASSIFY --set-class {UP_CLASS}")
+        out.append(
+            f"-A NETGENT-OUT -m mark --mark {DOWN_MARK} -j CLASSIFY --set-class {DOWN_CLASS}"
+        )
+    for mark, queue in ((UP_MARK, UP_QUEUE), (DOWN_MARK, DOWN_QUEUE)):
+        if condition.loss:
+            p = condition.loss / 100
+            out.append(
+                f"-A NETGENT-IN -m mark --mark {mark} -m statistic --mode random "
+                f"--probability {p:.6f} -j DROP"
+            )
+        if delayed:
+            out.append(f"-A NETGENT-IN -m mark --mark {mark} -j NFQUEUE --queue-num {queue}")
+    return "\n".join(["*mangle", ":NETGENT-OUT - [0:0]", ":NETGENT-IN - [0:0]", *out, "COMMIT", ""])
+
+
+class DelayLine:
+    """Holds each queued packet for ``delay`` plus up to ``jitter`` seconds, then lets it
+    go; packets of one direction leave in the order they came."""
+
+    def __init__(self, delay: float, jitter: float) -> None:
+        import fnfqueue
+
+        self.delay, self.jitter = delay, jitter
+        self._conn: Any = fnfqueue.Connection()
+        self._accept = fnfqueue.ACCEPT
+        try:
+            for number in (UP_QUEUE, DOWN_QUEUE):
+                queue = self._conn.bind(number)
+                queue.set_mode(0, fnfqueue.COPY_META)  # the verdict needs no payload
+                queue.set_maxlen(65536)
+        except BaseException:
+            self._conn.close()
+            raise
+        self._due: list[tuple[float, int, Any]] = []
+        self._last: dict[int, float] = {}
+        self._count = 0
+        self._wake = threading.Condition()
+        self._closing = False
+        self._random = random.Random()
+        self._threads = [
+            threading.Thread(target=self._take, name="netgent-delay-in", daemon=True),
+            threading.Thread(target=self._release, name="netgent-delay-out", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _take(self) -> None:
+        with contextlib.suppress(Exception):  # the connection closed
+            for packet in self._conn:
+                now = time.monotonic()
+                queue = int(packet.packet.queue_id)
+                extra = self._random.uniform(0, self.jitter) if self.jitter else 0.0
+                due = now + self.delay + extra
+                due = max(due, self._last.get(queue, 0.0))  # no reordering
+                self._last[queue] = due
+                with self._wake:
+                    self._count += 1
+                    heapq.heappush(self._due, (due, self._count, packet))
+                    self._wake.notify()
+
+    def _release(self) -> None:
+        while True:
+            with self._wake:
+                while not self._due and not self._closing:
+                    self._wake.wait()
+                if not self._due:
+                    return
+                due, _, packet = self._due[0]
+                wait = due - time.monotonic()
+                if wait > 0 and not self._closing:
+                    self._wake.wait(wait)
+                    continue
+                heapq.heappop(self._due)
+            with contextlib.suppress(Exception):
+                packet.verdict(self._accept)
+
+    def close(self) -> None:
+        """Let every waiting packet go now, and stop."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify_all()
+        self._threads[1].join(timeout=5)
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        self._threads[0].join(timeout=5)

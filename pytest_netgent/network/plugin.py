@@ -1,0 +1,240 @@
+"""The pytest side of network conditions: which condition an item gets, the worker's own
+network namespace it needs, and the condition on the wire around the item's browser.
+
+An item's condition is its workflow's ``network:`` (placeholders filled by the item's
+values), else ``--netgent-network`` / the ini ``netgent_network``. It holds from just
+after the item's browser is ready, before anything navigates, until after the browser's
+reset at the end of the item; the next item sets its own.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ..keys import NETWORK_PLUGIN, NETWORK_PROPERTY, capture_key
+from . import Condition, parse
+
+if TYPE_CHECKING:
+    from ..capture.netns import LoopbackBridge
+    from ..runner import BrowserPool, NetgentBrowser
+    from ..settings import Settings
+    from .link import Link
+
+
+def unavailable(remote: str) -> str:
+    """Why this machine cannot give a worker a namespace of its own to shape ("" if it
+    can)."""
+    if remote:
+        return (
+            "the browsers run on the Selenium Grid (--netgent-remote), whose traffic does "
+            "not cross this machine"
+        )
+    if not sys.platform.startswith("linux"):
+        return f"shaping needs Linux network namespaces (this is {sys.platform})"
+    if os.geteuid() != 0:
+        return (
+            f"shaping a worker's own network namespace needs root or CAP_NET_ADMIN (running "
+            f"as uid {os.geteuid()})"
+        )
+    if shutil.which("tc") is None or shutil.which("iptables-restore") is None:
+        return "tc and iptables are not installed: apt-get install -y iproute2 iptables"
+    return ""
+
+
+def runs_browsers(config: pytest.Config) -> bool:
+    """Whether this process runs items: an xdist worker, or pytest without ``-n``."""
+    from ..capture.plugin import runs_browsers as runs
+
+    return runs(config)
+
+
+def network_plugin(config: pytest.Config) -> NetworkPlugin:
+    """This process's :class:`NetworkPlugin`."""
+    plugin = config.pluginmanager.get_plugin(NETWORK_PLUGIN)
+    assert isinstance(plugin, NetworkPlugin), "pytest_configure registers it"
+    return plugin
+
+
+class NetworkPlugin:
+    """Puts each item's network condition on the wire of this worker's namespace."""
+
+    @classmethod
+    def configure(cls, config: pytest.Config, settings: Settings, remote: str) -> NetworkPlugin:
+        """The plugin for this run, with ``--netgent-network`` (or the ini key) in
+        ``settings``; a condition this machine cannot apply stops the run before it starts,
+        and a process that runs items moves into its own namespace before any fixture
+        starts a server."""
+        condition = config.getoption("netgent_network")
+        if condition is None and config.getini("netgent_network"):
+            try:
+                condition = parse(str(config.getini("netgent_network")), "ini netgent_network")
+            except ValueError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        settings.network = condition
+        plugin = cls(settings, remote)
+        if condition is not None:
+            from .link import unavailable as link_unavailable
+
+            if why := unavailable(remote) or link_unavailable(condition):
+                raise pytest.UsageError(
+                    f"--netgent-network {condition.name} cannot be put on the wire here: "
+                    f"{why}. Drop --netgent-network (or the ini netgent_network) to run "
+                    "unshaped"
+                )
+            if runs_browsers(config) and (why := plugin.prepare()):
+                raise pytest.UsageError(f"--netgent-network {condition.name}: {why}")
+        return plugin
+
+    def __init__(self, settings: Settings, remote: str) -> None:
+        self.settings = settings
+        self.remote = remote
+        self.link: Link | None = None
+        self.why_not = ""
+        """Why conditions cannot be applied in this process ("" when they can)."""
+        self._prepared = False
+        self._loopback: LoopbackBridge | None = None
+
+    def prepare(self) -> str:
+        """Move this process into a namespace of its own, once; "" or why it cannot."""
+        if self._prepared:
+            return self.why_not
+        self._prepared = True
+        from ..capture import netns
+
+        self.why_not = unavailable(self.remote) or netns.isolate()
+        return self.why_not
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """A workflow's ``network:`` needs the namespace before any fixture starts a server."""
+        from ..collect import WorkflowItem
+
+        if runs_browsers(config) and any(
+            isinstance(i, WorkflowItem) and i.loaded.workflow.network for i in items
+        ):
+            self.prepare()
+
+    def condition_for(self, item: pytest.Item) -> Condition | None:
+        """The item's condition; a workflow's value that is not one fails the item."""
+        from ..collect import WorkflowItem
+        from ..errors import display_path
+        from ..run import substitute
+
+        if isinstance(item, WorkflowItem) and item.loaded.workflow.network:
+            workflow = item.loaded.workflow
+            text = str(substitute(workflow.network, {**workflow.vars, **item.params}))
+            where = f"{display_path(item.loaded.path)}:{item.loaded.line_of('network')}: network"
+            try:
+                return parse(text, where)
+            except ValueError as exc:
+                pytest.fail(str(exc), pytrace=False)
+        return self.settings.network
+
+    def around(
+        self,
+        item: pytest.Item,
+        pool: BrowserPool,
+        browsers: Generator[NetgentBrowser, None, None],
+        base_url: str,
+    ) -> Iterator[NetgentBrowser]:
+        """``browsers`` (the fixture's own generator) with the item's condition applied
+        once its browser is ready and removed after its teardown."""
+        condition = self.condition_for(item)
+        if condition is None:
+            yield from browsers
+            return
+        where = self._where(item)
+        if why := self.prepare():
+            pytest.fail(f"{where} cannot be put on the wire here: {why}", pytrace=False)
+        from .link import Link
+        from .link import unavailable as link_unavailable
+
+        if why := link_unavailable(condition):
+            pytest.fail(f"{where} cannot be put on the wire here: {why}", pytrace=False)
+        self._refuse_uplink(item, base_url, where)
+        from ..errors import BrowserError
+
+        try:
+            # the browser first, so that its control ports are known and left unshaped;
+            # then the condition, before the fixture starts any capture or navigation
+            driver = pool.start()
+        except BrowserError:
+            yield from browsers  # which fails the setup with the browser's own report
+            return
+        try:
+            self._bridge(base_url)
+            from ..capture.pcap import browser_ports
+
+            self.link = self.link or Link()
+            self.link.apply(condition, browser_ports(driver))
+        except OSError as exc:
+            browsers.close()
+            pytest.fail(
+                f"{where}: could not put {condition.text()} on the wire: {exc}", pytrace=False
+            )
+        try:
+            browser = next(browsers)
+        except BaseException:
+            self.link.clear()
+            raise
+        capture = item.stash.get(capture_key, None)
+        if capture is not None:
+            capture.network = condition.record()
+        item.user_properties.append((NETWORK_PROPERTY, f"{condition.name}: {condition.text()}"))
+        try:
+            yield browser
+        finally:
+            try:
+                next(browsers, None)  # the fixture's teardown: reset, captures written
+            finally:
+                self.link.clear()
+
+    def _where(self, item: pytest.Item) -> str:
+        from ..collect import WorkflowItem
+
+        if isinstance(item, WorkflowItem) and item.loaded.workflow.network:
+            workflow = item.loaded.workflow
+            return f"network {workflow.network!r} of workflow {workflow.name!r}"
+        return "--netgent-network"
+
+    def _refuse_uplink(self, item: pytest.Item, base_url: str, where: str) -> None:
+        """Only this machine's loopback is shaped: a workflow that leaves it would run
+        partly unshaped, so it fails instead."""
+        from urllib.parse import urlsplit
+
+        from ..capture import netns
+        from ..collect import WorkflowItem
+        from ..run import substitute
+
+        if not isinstance(item, WorkflowItem):
+            return
+        workflow = item.loaded.workflow
+        values = {**workflow.vars, **item.params, "base_url": base_url}
+        hosts = [urlsplit(str(substitute(workflow.start_url, values))).hostname or ""]
+        hosts += list(workflow.allowed_hosts or [])
+        if netns.beyond_loopback(h for h in hosts if h):
+            pytest.fail(
+                f"{where}: workflow {workflow.name!r} may leave this machine "
+                f"({', '.join(h for h in hosts if h)}), and conditions are put on the "
+                "loopback between the browser and this machine's applications only; its "
+                "traffic beyond would run unshaped. Run it without a network condition, or "
+                "serve the site locally",
+                pytrace=False,
+            )
+
+    def _bridge(self, base_url: str) -> None:
+        from ..capture import netns
+
+        if not base_url or not netns.isolated():
+            return
+        self._loopback = self._loopback or netns.LoopbackBridge()
+        if why := self._loopback.reach(base_url):
+            raise OSError(f"{base_url}: {why}")
