@@ -187,7 +187,7 @@ class Workflow(BaseModel):
             return value  # a placeholder: checked once its item's values fill it
         from .network import parse
 
-        parse(value, "network")
+        parse(value, "")
         return value
 
     def prompt_hash(self) -> str:

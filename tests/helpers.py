@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import collections
+import csv
 import json
 import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import dpkt
 import pytest
 
 from pytest_netgent import store
@@ -161,3 +165,74 @@ def kill_conftest(what: str) -> str:
     """A conftest.py that SIGKILLs, 1.5 s into each item named like ``victim``, its
     worker's ``browser`` (Chromium's processes) or its ``driver`` (ChromeDriver)."""
     return f"KILL = {what!r}\n" + _KILL
+
+
+@dataclass
+class Packet:
+    time: float
+    proto: str
+    sport: int
+    dport: int
+    flags: int = 0
+    payload: bytes = b""
+    raw: bytes = b""
+    src: str = ""
+    dst: str = ""
+
+
+@dataclass
+class Pcap:
+    packets: list[Packet] = field(default_factory=list)
+
+    @property
+    def first(self) -> float:
+        return self.packets[0].time
+
+    @property
+    def last(self) -> float:
+        return self.packets[-1].time
+
+    def flows(self, proto: str) -> dict[frozenset[int], list[Packet]]:
+        out: dict[frozenset[int], list[Packet]] = collections.defaultdict(list)
+        for p in self.packets:
+            if p.proto == proto:
+                out[frozenset((p.sport, p.dport))].append(p)
+        return out
+
+    def requests(self) -> list[str]:
+        """The request lines of the HTTP requests in the capture."""
+        lines = []
+        for p in self.packets:
+            if p.proto == "tcp" and p.payload[:4] in (b"GET ", b"POST", b"HEAD"):
+                lines.append(p.payload.split(b"\r\n", 1)[0].decode("latin-1"))
+        return lines
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    return list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
+
+
+def read_pcap(path: Path) -> Pcap:
+    pcap = Pcap()
+    with path.open("rb") as f:
+        for ts, buf in dpkt.pcap.Reader(f):
+            ip = dpkt.ethernet.Ethernet(buf).data
+            if not isinstance(ip, (dpkt.ip.IP, dpkt.ip6.IP6)):
+                continue
+            l4 = ip.data
+            ends = (dpkt.utils.inet_to_str(ip.src), dpkt.utils.inet_to_str(ip.dst))
+            if isinstance(l4, dpkt.tcp.TCP):
+                pcap.packets.append(
+                    Packet(
+                        ts, "tcp", l4.sport, l4.dport, l4.flags, bytes(l4.data), bytes(buf), *ends
+                    )
+                )
+            elif isinstance(l4, dpkt.udp.UDP):
+                pcap.packets.append(
+                    Packet(ts, "udp", l4.sport, l4.dport, 0, bytes(l4.data), bytes(buf), *ends)
+                )
+    return pcap

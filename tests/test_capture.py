@@ -4,7 +4,6 @@ two workers, and their captures are read back (pcaps with dpkt, HAR and netlog a
 from __future__ import annotations
 
 import collections
-import csv
 import ipaddress
 import json
 import os
@@ -14,7 +13,7 @@ import sys
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from pytest_netgent.capture.files import Window
 from pytest_netgent.capture.netlog import split_netlog
 from pytest_netgent.capture.pcap import merge_pcaps
 
-from .helpers import QUIET, Project, element
+from .helpers import QUIET, Pcap, Project, element, read_csv, read_pcap, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORDS = ("netgent-pass", "chirp-pass")  # the example accounts' secrets (root conftest)
@@ -43,77 +42,6 @@ CATEGORIES = {
 needs_pcap = pytest.mark.skipif(
     bool(netns.unavailable()), reason=f"pcap capture cannot run here: {netns.unavailable()}"
 )
-
-
-@dataclass
-class Packet:
-    time: float
-    proto: str
-    sport: int
-    dport: int
-    flags: int = 0
-    payload: bytes = b""
-    raw: bytes = b""
-    src: str = ""
-    dst: str = ""
-
-
-@dataclass
-class Pcap:
-    packets: list[Packet] = field(default_factory=list)
-
-    @property
-    def first(self) -> float:
-        return self.packets[0].time
-
-    @property
-    def last(self) -> float:
-        return self.packets[-1].time
-
-    def flows(self, proto: str) -> dict[frozenset[int], list[Packet]]:
-        out: dict[frozenset[int], list[Packet]] = collections.defaultdict(list)
-        for p in self.packets:
-            if p.proto == proto:
-                out[frozenset((p.sport, p.dport))].append(p)
-        return out
-
-    def requests(self) -> list[str]:
-        """The request lines of the HTTP requests in the capture."""
-        lines = []
-        for p in self.packets:
-            if p.proto == "tcp" and p.payload[:4] in (b"GET ", b"POST", b"HEAD"):
-                lines.append(p.payload.split(b"\r\n", 1)[0].decode("latin-1"))
-        return lines
-
-
-def read_csv(path: Path) -> list[list[str]]:
-    return list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
-
-
-def read_rows(path: Path) -> list[dict[str, str]]:
-    return list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
-
-
-def read_pcap(path: Path) -> Pcap:
-    pcap = Pcap()
-    with path.open("rb") as f:
-        for ts, buf in dpkt.pcap.Reader(f):
-            ip = dpkt.ethernet.Ethernet(buf).data
-            if not isinstance(ip, (dpkt.ip.IP, dpkt.ip6.IP6)):
-                continue
-            l4 = ip.data
-            ends = (dpkt.utils.inet_to_str(ip.src), dpkt.utils.inet_to_str(ip.dst))
-            if isinstance(l4, dpkt.tcp.TCP):
-                pcap.packets.append(
-                    Packet(
-                        ts, "tcp", l4.sport, l4.dport, l4.flags, bytes(l4.data), bytes(buf), *ends
-                    )
-                )
-            elif isinstance(l4, dpkt.udp.UDP):
-                pcap.packets.append(
-                    Packet(ts, "udp", l4.sport, l4.dport, 0, bytes(l4.data), bytes(buf), *ends)
-                )
-    return pcap
 
 
 @dataclass

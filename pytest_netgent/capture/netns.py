@@ -266,6 +266,18 @@ def settle(exclude_ports: Iterable[int] = (), timeout: float = 1.0) -> int:
     return left
 
 
+_bridge: LoopbackBridge | None = None
+
+
+def bridge() -> LoopbackBridge:
+    """This namespace's one :class:`LoopbackBridge` (capture and network conditions share
+    it: a port is bridged once)."""
+    global _bridge
+    if _bridge is None:
+        _bridge = LoopbackBridge()
+    return _bridge
+
+
 def _listening(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.settimeout(1.0)

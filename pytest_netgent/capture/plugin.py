@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from ..runner import BrowserPool, NetgentBrowser
     from ..settings import Settings
     from ..spec import LoadedWorkflow
-    from .netns import LoopbackBridge
 
 
 def capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> CaptureSettings:
@@ -139,7 +138,6 @@ class CapturePlugin:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._bridge: LoopbackBridge | None = None
         self._warned: list[str] = []
         self._browsers: dict[int, Any] = {}
 
@@ -248,10 +246,8 @@ class CapturePlugin:
         sealed = settings.capture.pcap and netns.isolated()  # in this worker's own namespace
         if sealed and isinstance(item, WorkflowItem):
             self._uplink_for(item.loaded, base_url)
-        if sealed and base_url:
-            self._bridge = self._bridge or netns.LoopbackBridge()
-            if why := self._bridge.reach(base_url):
-                pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
+        if sealed and base_url and (why := netns.bridge().reach(base_url)):
+            pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
         try:
             driver = pool.start()
             if sealed:

@@ -160,8 +160,10 @@ _TIME = re.compile(r"(\d+(?:\.\d+)?)\s*(us|ms|s)", re.IGNORECASE)
 
 def parse(text: str, where: str = "--netgent-network") -> Condition | None:
     """The condition ``text`` names (None for ``none``/``off``/empty); ValueError says
-    which part of ``text`` is wrong, names ``where`` and how to write it."""
+    which part of ``text`` is wrong, names ``where`` (the option or key) and how to write
+    it."""
     text = str(text).strip()
+    where = f"{where}: " if where else ""
     if text.lower() in ("", "none", "off", "unshaped"):
         return None
     condition: Condition | None = None
@@ -172,13 +174,13 @@ def parse(text: str, where: str = "--netgent-network") -> Condition | None:
         if "=" not in part:
             if condition is not None or changes:
                 raise ValueError(
-                    f"{where}: {part!r}: a profile name comes first, then key=value pairs "
+                    f"{where}{part!r}: a profile name comes first, then key=value pairs "
                     f"(e.g. 3g,loss=1)"
                 )
             condition = PROFILES.get(part.lower())
             if condition is None:
                 raise ValueError(
-                    f"{where}: unknown network profile {part!r}; use one of "
+                    f"{where}unknown network profile {part!r}; use one of "
                     f"{', '.join(PROFILES)}, or key=value pairs of {', '.join(KEYS)} "
                     "(e.g. rate=2mbit,delay=40ms)"
                 )
@@ -187,7 +189,7 @@ def parse(text: str, where: str = "--netgent-network") -> Condition | None:
         key = key.lower()
         if key not in KEYS:
             raise ValueError(
-                f"{where}: unknown key {key!r} in {text!r}; the keys are {', '.join(KEYS)}"
+                f"{where}unknown key {key!r} in {text!r}; the keys are {', '.join(KEYS)}"
             )
         changes.update(_value(key, value, where))
     base = condition or Condition()
@@ -202,7 +204,7 @@ def _value(key: str, value: str, where: str) -> dict[str, Any]:
         m = _RATE.fullmatch(value)
         if m is None or float(m[1]) <= 0:
             raise ValueError(
-                f"{where}: {key}={value!r} is not a rate; write a number and kbit, mbit or "
+                f"{where}{key}={value!r} is not a rate; write a number and kbit, mbit or "
                 f"gbit (bits per second, as tc does), e.g. {key}=2mbit"
             )
         return {key: int(float(m[1]) * UNITS[m[2].lower()])}
@@ -210,12 +212,12 @@ def _value(key: str, value: str, where: str) -> dict[str, Any]:
         m = _TIME.fullmatch(value)
         if m is None:
             raise ValueError(
-                f"{where}: {key}={value!r} is not a time; write a number and ms (or s, us), "
+                f"{where}{key}={value!r} is not a time; write a number and ms (or s, us), "
                 f"e.g. {key}=40ms"
             )
         seconds = float(m[1]) * TIMES[m[2].lower()]
         if seconds > 10:
-            raise ValueError(f"{where}: {key}={value!r}: at most 10s")
+            raise ValueError(f"{where}{key}={value!r}: at most 10s")
         return {key: seconds}
     if key == "loss":
         try:
@@ -224,7 +226,7 @@ def _value(key: str, value: str, where: str) -> dict[str, Any]:
             loss = -1.0
         if not 0 <= loss < 100:
             raise ValueError(
-                f"{where}: loss={value!r} is not a percentage from 0 to under 100, e.g. loss=1"
+                f"{where}loss={value!r} is not a percentage from 0 to under 100, e.g. loss=1"
             )
         return {"loss": loss}
     # queue: packets, or a time of buffer at the rate
@@ -234,6 +236,6 @@ def _value(key: str, value: str, where: str) -> dict[str, Any]:
     if m is not None and float(m[1]) > 0:
         return {"queue_ms": float(m[1]) * TIMES[m[2].lower()] * 1000, "queue": None}
     raise ValueError(
-        f"{where}: queue={value!r}; write packets (queue=100) or milliseconds of buffer "
+        f"{where}queue={value!r}; write packets (queue=100) or milliseconds of buffer "
         "at the rate (queue=50ms)"
     )

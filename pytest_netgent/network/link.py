@@ -16,8 +16,8 @@ browser's DevTools endpoint. The link shapes the first and leaves the second alo
   direction (NFQUEUE, released by :class:`DelayLine`) for ``delay`` plus up to ``jitter``,
   in order. The wait happens after the sender has let go of the packet, as on a real
   wire, so TCP's small-queue limit does not throttle the sender.
-* The loopback's MTU is set to Ethernet's 1500 bytes while the condition holds, so
-  packets have the sizes of a real link.
+* The loopback's MTU is set to Ethernet's 1500 bytes, and segmentation offload off,
+  while the condition holds, so packets have the sizes of a real link.
 
 :meth:`Link.clear` removes all of it. Linux only, as root, inside a namespace of this
 process's own (:func:`~pytest_netgent.capture.netns.isolate`): the host's loopback is
@@ -86,7 +86,8 @@ class Link:
         self.clear()
         self.condition = condition
         try:
-            _run("ip", "link", "set", "lo", "mtu", str(WIRE_MTU))
+            # packets of a real link: no 64 KiB loopback frames, no segmentation offload
+            _run("ip", "link", "set", "lo", "mtu", str(WIRE_MTU), "gso_max_segs", "1")
             self._tc(condition)
             if condition.delay or condition.jitter:
                 self._delay = DelayLine(condition.delay, condition.jitter)
@@ -134,7 +135,7 @@ class Link:
                 _run("tc", "qdisc", "del", "dev", "lo", "root")
         if self.condition is not None:
             with contextlib.suppress(OSError):
-                _run("ip", "link", "set", "lo", "mtu", str(LOOPBACK_MTU))
+                _run("ip", "link", "set", "lo", "mtu", str(LOOPBACK_MTU), "gso_max_segs", "65535")
         self.condition = None
 
 

@@ -21,7 +21,6 @@ from ..keys import NETWORK_PLUGIN, NETWORK_PROPERTY, capture_key
 from . import Condition, parse
 
 if TYPE_CHECKING:
-    from ..capture.netns import LoopbackBridge
     from ..runner import BrowserPool, NetgentBrowser
     from ..settings import Settings
     from .link import Link
@@ -98,7 +97,6 @@ class NetworkPlugin:
         self.why_not = ""
         """Why conditions cannot be applied in this process ("" when they can)."""
         self._prepared = False
-        self._loopback: LoopbackBridge | None = None
 
     def prepare(self) -> str:
         """Move this process into a namespace of its own, once; "" or why it cannot."""
@@ -149,6 +147,11 @@ class NetworkPlugin:
         once its browser is ready and removed after its teardown."""
         condition = self.condition_for(item)
         if condition is None:
+            try:
+                self._bridge(base_url)  # unshaped, in the namespace another item needed
+            except OSError as exc:
+                browsers.close()
+                pytest.fail(f"--netgent-network: {exc}", pytrace=False)
             yield from browsers
             return
         where = self._where(item)
@@ -235,6 +238,5 @@ class NetworkPlugin:
 
         if not base_url or not netns.isolated():
             return
-        self._loopback = self._loopback or netns.LoopbackBridge()
-        if why := self._loopback.reach(base_url):
+        if why := netns.bridge().reach(base_url):
             raise OSError(f"{base_url}: {why}")
