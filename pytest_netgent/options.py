@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from .capture import parse_modes
-from .network import Condition
+from .network import PROFILES, Condition
 from .network import parse as parse_condition
 from .settings import parse_window
 
@@ -190,11 +190,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PROFILE",
         type=network_condition("--netgent-network"),
         default=None,
-        help="Network condition on the wire for every item: a profile (3g, 4g, lte, dsl, "
-        "cable, fios, satellite, lossy-wifi) or key=value pairs of rate, up, delay, jitter, "
-        "loss, queue, e.g. rate=2mbit,delay=40ms (default: ini netgent_network; a "
-        "workflow's network: wins). Linux, as root; shapes the browser's traffic with the "
-        "sites, not its WebDriver control.",
+        help="Network condition on the wire for every item: a profile ("
+        + ", ".join(PROFILES)
+        + ") or key=value pairs of rate, up, delay, jitter, loss, queue, e.g. "
+        "rate=2mbit,delay=40ms (default: ini netgent_network; a workflow's network: wins). "
+        "Linux, as root; shapes the browser's traffic with the sites, not its WebDriver "
+        "control.",
     )
     group.addoption(
         "--netgent-headed",

@@ -150,9 +150,9 @@ class Workflow(BaseModel):
     network: str | None = Field(
         None,
         description="Network condition on the wire for this workflow's items: a profile "
-        "(3g, 4g, lte, dsl, cable, fios, satellite, lossy-wifi), key=value pairs of rate, up, "
-        "delay, jitter, loss, queue (rate=2mbit,delay=40ms), or a placeholder ('{net}'); "
-        "over --netgent-network.",
+        "(edge, 3g-slow, 3g, 4g, lte, dsl, cable, fios, satellite, lossy-wifi), key=value "
+        "pairs of rate, up, delay, jitter, loss, queue (rate=2mbit,delay=40ms), or a "
+        "placeholder ('{net}'); over --netgent-network.",
     )
     allowed_hosts: list[str] | None = Field(
         None,

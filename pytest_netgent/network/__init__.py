@@ -113,6 +113,14 @@ def rate_text(bps: int) -> str:
 
 
 PROFILES: dict[str, Condition] = {
+    "edge": Condition(
+        "edge", rate=240_000, up=200_000, delay=0.420,
+        source='WebPageTest "Mobile Edge (240 Kbps/200 Kbps 840ms RTT)"',
+    ),
+    "3g-slow": Condition(
+        "3g-slow", rate=400_000, up=400_000, delay=0.200,
+        source='WebPageTest "3G Slow (400 Kbps/400 Kbps 400ms RTT)"',
+    ),
     "3g": Condition(
         "3g", rate=1_600_000, up=768_000, delay=0.150,
         source='WebPageTest "Mobile 3G (1.6 Mbps/768 Kbps 300ms RTT)"',
@@ -151,7 +159,9 @@ PROFILES: dict[str, Condition] = {
         "of video",
     ),
 }  # fmt: skip
-"""The named profiles. Round trips published as such are halved into ``delay``."""
+"""The named profiles. Round trips published as such are halved into ``delay``. The
+WebPageTest presets are those of its ``www/settings/connectivity.ini.sample``
+(github.com/WPO-Foundation/webpagetest)."""
 
 
 _RATE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmg]?bit)", re.IGNORECASE)
