@@ -108,6 +108,12 @@ class NetworkPlugin:
         self.why_not = unavailable(self.remote) or netns.isolate()
         return self.why_not
 
+    def pytest_report_header(self) -> str | None:
+        condition = self.settings.network
+        if condition is None:
+            return None
+        return f"netgent network: {condition.name} ({condition.text()})"
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
