@@ -5,6 +5,9 @@ control traffic is timed beside a delayed page."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -154,7 +157,6 @@ def test_the_wire_shows_rate_delay_and_loss_and_the_next_item_its_own(
     # the same item unshaped: quick handshakes, and more than 2.4 Mbit in some second
     assert handshakes(plain) and max(handshakes(plain)) < 0.020, handshakes(plain)
     assert downlink_peak(plain, port) > 2_400_000
-    assert retransmissions(plain, port) == 0
     # 5% loss in each direction: the server sends some of its segments again
     assert retransmissions(lossy, port) >= 5, retransmissions(lossy, port)
     # the condition is recorded beside the item, for splitting a dataset by it
@@ -202,28 +204,6 @@ def test_control_traffic_keeps_its_speed(project: Project, big_site: str) -> Non
     assert control < 0.15, f"a WebDriver round trip took {control:.3f}s under delay=150ms"
 
 
-@needs_shaping
-def test_a_workflow_that_leaves_the_machine_is_not_run_half_shaped(project: Project) -> None:
-    project.workflow(
-        "away",
-        """
-        name: away
-        start_url: "https://example.org/"
-        network: 3g
-        states:
-          - name: Page
-            triggers: [A heading is shown]
-            end: Seen
-        """,
-    )
-    project.states(project.path / "away.netgent.yaml", "away", {"Page": ([element("h1")], [])})
-    result = project.run_subprocess("-n", "0")
-    assert result.ret == 1
-    out = result.stdout.str()
-    assert "may leave this machine (example.org)" in out, out[-2000:]
-    assert "network '3g' of workflow 'away'" in out
-
-
 def test_conditions_parse_and_bad_ones_say_how_to_write_them() -> None:
     c = parse("rate=2mbit,up=512kbit,delay=40ms,jitter=5ms,loss=1%,queue=50ms")
     assert c is not None
@@ -238,7 +218,7 @@ def test_conditions_parse_and_bad_ones_say_how_to_write_them() -> None:
         assert parse(name) == profile and profile.source
     for text, says in [
         ("rate=2mbps", "kbit, mbit or gbit"),
-        ("5g", "unknown network profile '5g'; use one of 3g"),
+        ("5g", "unknown network profile '5g'; use one of edge, 3g-slow"),
         ("delay=40", "e.g. delay=40ms"),
         ("loss=100", "from 0 to under 100"),
         ("speed=1mbit", "unknown key 'speed'"),
@@ -294,3 +274,111 @@ def test_an_unfilled_network_placeholder_fails_its_item_only(project: Project) -
     result.assert_outcomes(passed=1, errors=1)
     out = result.stdout.str()
     assert "nets.netgent.yaml:3: network: unknown network profile 'warp-speed'" in out, out
+
+
+REMOTE_SERVER = """
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+BODY = b"<html><body><pre>" + b"x" * int(sys.argv[2]) + b"</pre><p id=done>done</p></body></html>"
+class Big(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(BODY)))
+        self.end_headers()
+        self.wfile.write(BODY)
+    def log_message(self, *args):
+        pass
+server = ThreadingHTTPServer((sys.argv[1], 8080), Big)
+print("ready", flush=True)
+server.serve_forever()
+"""
+
+
+@pytest.fixture
+def remote_site(tmp_path: Path) -> Iterator[str]:
+    """A site beyond this machine's loopback: a server in a network namespace of this
+    test's own, behind a veth pair, at an address of the benchmarking range 198.18/15."""
+    tag = f"{os.getpid() % 100000}"
+    name, host_end, far_end = f"ngtest{tag}", f"ngt{tag}h", f"ngt{tag}r"
+    subnet = os.getpid() % 250
+    near, far = f"198.18.{subnet}.1", f"198.18.{subnet}.2"
+
+    def run(*command: str) -> None:
+        subprocess.run(command, check=True, capture_output=True)
+
+    run("ip", "netns", "add", name)
+    server = None
+    try:
+        run("ip", "link", "add", host_end, "type", "veth", "peer", "name", far_end, "netns", name)
+        run("ip", "addr", "add", f"{near}/30", "dev", host_end)
+        run("ip", "link", "set", host_end, "up")
+        run("ip", "netns", "exec", name, "ip", "addr", "add", f"{far}/30", "dev", far_end)
+        run("ip", "netns", "exec", name, "ip", "link", "set", far_end, "up")
+        run("ip", "netns", "exec", name, "ip", "link", "set", "lo", "up")
+        script = tmp_path / "remote_server.py"
+        script.write_text(REMOTE_SERVER)
+        server = subprocess.Popen(
+            ["ip", "netns", "exec", name, sys.executable, str(script), far, str(BIG)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        yield f"http://{far}:8080"
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()
+            if server.stdout is not None:
+                server.stdout.close()
+        subprocess.run(["ip", "link", "del", host_end], capture_output=True)
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+@needs_shaping
+def test_the_uplink_is_shaped_too(project: Project, remote_site: str, tmp_path: Path) -> None:
+    """A site beyond the loopback is reached through the worker's uplink, and the
+    condition holds there as on the loopback; nothing of it stays on the host."""
+    import subprocess
+
+    file = project.workflow(
+        "far",
+        """
+        name: far
+        start_url: "{site}/big"
+        vars: {site: ""}
+        network: "rate=2mbit,delay=40ms"
+        timeout: 60
+        states:
+          - name: Loaded
+            triggers: [The done paragraph is shown]
+            end: Loaded
+        """.replace('{site: ""}', "{site: '" + remote_site + "'}"),
+    )
+    project.states(file, "far", {"Loaded": ([element("#done")], [])})
+    root = tmp_path / "artifacts"
+    result = project.run_subprocess(
+        "-n", "0", "--netgent-capture=pcap", f"--netgent-artifacts={root}",
+        "--netgent-state-timeout=30",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    (row,) = read_rows(root / "manifest.csv")
+    pcap = read_pcap(root / row["pcap"])
+    far = remote_site.split("//")[1].split(":")[0]
+    site = [p for p in pcap.packets if far in (p.src, p.dst)]
+    assert sum(len(p.payload) for p in site if p.src == far) >= BIG
+    rtts = handshakes(Pcap(site))
+    assert rtts and all(0.080 <= r <= 0.130 for r in rtts), rtts
+    assert downlink_peak(Pcap(site), 8080) <= 2_400_000, downlink_peak(Pcap(site), 8080)
+    mangle = subprocess.run(["iptables", "-t", "mangle", "-S"], capture_output=True, text=True)
+    assert "NETGENT" not in mangle.stdout, mangle.stdout
+
+
+def test_shaping_needs_root_and_its_tools_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert "needs root or CAP_NET_ADMIN (running as uid 1000)" in unavailable("")
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert unavailable("") == (
+        "tc and iptables are not installed: apt-get install -y iproute2 iptables"
+    )

@@ -29,8 +29,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 CLONE_NEWNET = 0x40000000
@@ -150,6 +151,36 @@ def uplink_unavailable() -> str:
             "util-linux): the workers reach only applications on this machine's loopback"
         )
     return ""
+
+
+def in_host(*command: str, text: str | None = None) -> None:
+    """Run ``command`` in the namespace this process started in (the host's); OSError
+    says why it failed."""
+    _in_host(*command, text=text)
+
+
+T = TypeVar("T")
+
+
+def host_call(call: Callable[[], T]) -> T:
+    """``call()`` on a thread in the host's namespace: what it opens (a netlink socket)
+    belongs to the host's network."""
+    out: list[T] = []
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _enter_host()
+            out.append(call())
+        except BaseException as exc:  # handed to the caller
+            error.append(exc)
+
+    thread = threading.Thread(target=run, name="netgent-host-call")
+    thread.start()
+    thread.join()
+    if error:
+        raise error[0]
+    return out[0]
 
 
 def _in_host(*command: str, text: str | None = None) -> None:

@@ -75,6 +75,8 @@ class Link:
     def __init__(self) -> None:
         self.condition: Condition | None = None
         self._delay: DelayLine | None = None
+        self._uplinks: list[str] = []
+        self._host_delay: DelayLine | None = None
 
     def apply(self, condition: Condition, control_ports: Iterable[int]) -> None:
         """Put ``condition`` on the wire, leaving ``control_ports`` (WebDriver, DevTools)
@@ -95,6 +97,9 @@ class Link:
             _run("iptables-restore", "--noflush", text=rules)
             if shutil.which("ip6tables-restore"):
                 _run("ip6tables-restore", "--noflush", text=rules)
+            for inner in netns.interfaces()[1:]:
+                self._uplinks.append(inner)
+                self._shape_uplink(condition, inner)
         except BaseException:
             self.clear()
             raise
@@ -111,9 +116,86 @@ class Link:
             limit = str(condition.packets(rate, WIRE_MTU))
             _run("tc", "qdisc", "add", "dev", "lo", "parent", classid, "pfifo", "limit", limit)
 
+    def _shape_uplink(self, condition: Condition, inner: str) -> None:
+        """The condition on the worker's uplink (veth ``inner`` in here, its peer in the
+        host's namespace), which carries only the sites' traffic: the uplink's rate on
+        the way out of here; the downlink's rate, and the uplink's loss and delay, on the
+        host's side; the downlink's loss and delay on the way in here."""
+        from ..capture import netns
+
+        outer = "ngh" + inner.removeprefix("ngw")
+        for run, device, rate in (
+            (_run, inner, condition.uplink),
+            (netns.in_host, outer, condition.rate),
+        ):
+            if rate is not None:
+                run(
+                    "tc",
+                    "qdisc",
+                    "replace",
+                    "dev",
+                    device,
+                    "root",
+                    "handle",
+                    "1:",
+                    "htb",
+                    "default",
+                    "1",
+                )
+                run("tc", "class", "add", "dev", device, "parent", "1:", "classid", "1:1",
+                    "htb", "rate", f"{rate}bit", "ceil", f"{rate}bit")  # fmt: skip
+                limit = str(condition.packets(rate, WIRE_MTU))
+                run("tc", "qdisc", "add", "dev", device, "parent", "1:1", "pfifo", "limit", limit)
+        here = [f"-A PREROUTING -i {inner} -j NETGENT-UPLINK"]
+        there = [f"-A PREROUTING -i {outer} -j {_host_chain(inner)}"]
+        queue = _host_queue(inner)
+        for out, chain, number in (
+            (here, "NETGENT-UPLINK", DOWN_QUEUE),
+            (there, _host_chain(inner), queue),
+        ):
+            if condition.loss:
+                out.append(
+                    f"-A {chain} -m statistic --mode random --probability "
+                    f"{condition.loss / 100:.6f} -j DROP"
+                )
+            if condition.delay or condition.jitter:
+                out.append(f"-A {chain} -j NFQUEUE --queue-num {number}")
+        if condition.delay or condition.jitter:
+            self._host_delay = netns.host_call(
+                lambda: DelayLine(condition.delay, condition.jitter, (queue,))
+            )
+        _run("iptables-restore", "--noflush", text=_table("NETGENT-UPLINK", here))
+        netns.in_host("iptables-restore", "--noflush", text=_table(_host_chain(inner), there))
+
+    def _clear_uplinks(self) -> None:
+        from ..capture import netns
+
+        for inner in self._uplinks:
+            outer = "ngh" + inner.removeprefix("ngw")
+            chain = _host_chain(inner)
+            for run, way, chain_name in (
+                (_run, inner, "NETGENT-UPLINK"),
+                (netns.in_host, outer, chain),
+            ):
+                for command in (
+                    ("-D", "PREROUTING", "-i", way, "-j", chain_name),
+                    ("-F", chain_name),
+                    ("-X", chain_name),
+                ):
+                    with contextlib.suppress(OSError):
+                        run("iptables", "-t", "mangle", *command)
+            if self._host_delay is not None:
+                self._host_delay.close()
+                self._host_delay = None
+            for run, device in ((_run, inner), (netns.in_host, outer)):
+                with contextlib.suppress(OSError):
+                    run("tc", "qdisc", "del", "dev", device, "root")
+        self._uplinks = []
+
     def clear(self) -> None:
         """Remove the condition: rules first (no packet waits any more), then the delay
         line (what waits in it goes on at once), the classes and the MTU."""
+        self._clear_uplinks()
         for tool in ("iptables", "ip6tables"):
             if shutil.which(tool) is None:
                 continue
@@ -137,6 +219,20 @@ class Link:
             with contextlib.suppress(OSError):
                 _run("ip", "link", "set", "lo", "mtu", str(LOOPBACK_MTU), "gso_max_segs", "65535")
         self.condition = None
+
+
+def _host_chain(inner: str) -> str:
+    """The host's mangle chain of the worker behind uplink ``inner`` (``ngw<pid>``)."""
+    return "NETGENT-" + inner.removeprefix("ngw")
+
+
+def _host_queue(inner: str) -> int:
+    """The host's NFQUEUE number of the worker behind uplink ``inner``."""
+    return 20000 + int(inner.removeprefix("ngw")) % 40000
+
+
+def _table(chain: str, rules: list[str]) -> str:
+    return "\n".join(["*mangle", f":{chain} - [0:0]", *rules, "COMMIT", ""])
 
 
 def _rules(condition: Condition, control: list[int], delayed: bool) -> str:
@@ -169,14 +265,16 @@ class DelayLine:
     """Holds each queued packet for ``delay`` plus up to ``jitter`` seconds, then lets it
     go; packets of one direction leave in the order they came."""
 
-    def __init__(self, delay: float, jitter: float) -> None:
+    def __init__(
+        self, delay: float, jitter: float, queues: tuple[int, ...] = (UP_QUEUE, DOWN_QUEUE)
+    ) -> None:
         import fnfqueue
 
         self.delay, self.jitter = delay, jitter
-        self._conn: Any = fnfqueue.Connection()
+        self._conn: Any = fnfqueue.Connection()  # its socket: in this thread's namespace
         self._accept = fnfqueue.ACCEPT
         try:
-            for number in (UP_QUEUE, DOWN_QUEUE):
+            for number in queues:
                 queue = self._conn.bind(number)
                 queue.set_mode(0, fnfqueue.COPY_META)  # the verdict needs no payload
                 queue.set_maxlen(65536)

@@ -168,7 +168,7 @@ class NetworkPlugin:
 
         if why := link_unavailable(condition):
             pytest.fail(f"{where} cannot be put on the wire here: {why}", pytrace=False)
-        self._refuse_uplink(item, base_url, where)
+        self._uplink(item, base_url, where)
         from ..errors import BrowserError
 
         try:
@@ -214,9 +214,10 @@ class NetworkPlugin:
             return f"network {workflow.network!r} of workflow {workflow.name!r}"
         return "--netgent-network"
 
-    def _refuse_uplink(self, item: pytest.Item, base_url: str, where: str) -> None:
-        """Only this machine's loopback is shaped: a workflow that leaves it would run
-        partly unshaped, so it fails instead."""
+    def _uplink(self, item: pytest.Item, base_url: str, where: str) -> None:
+        """Give the namespace its uplink now if the workflow may leave the machine, so
+        that the condition is put on it too; a worker that cannot have one fails the
+        item rather than run it half shaped."""
         from urllib.parse import urlsplit
 
         from ..capture import netns
@@ -229,13 +230,11 @@ class NetworkPlugin:
         values = {**workflow.vars, **item.params, "base_url": base_url}
         hosts = [urlsplit(str(substitute(workflow.start_url, values))).hostname or ""]
         hosts += list(workflow.allowed_hosts or [])
-        if netns.beyond_loopback(h for h in hosts if h):
+        if netns.beyond_loopback(h for h in hosts if h) and (why := netns.ensure_uplink()):
             pytest.fail(
                 f"{where}: workflow {workflow.name!r} may leave this machine "
-                f"({', '.join(h for h in hosts if h)}), and conditions are put on the "
-                "loopback between the browser and this machine's applications only; its "
-                "traffic beyond would run unshaped. Run it without a network condition, or "
-                "serve the site locally",
+                f"({', '.join(h for h in hosts if h)}) but this worker has no uplink to "
+                f"shape: {why}",
                 pytrace=False,
             )
 
