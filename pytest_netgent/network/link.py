@@ -1,4 +1,5 @@
-"""A network condition on the loopback of this worker's own network namespace.
+"""A network condition on the loopback of this worker's own network namespace, and on
+its uplink when it has one.
 
 Everything the browser exchanges with the sites it visits crosses the namespace's
 loopback, and so does the control traffic between the test, ChromeDriver and the
@@ -19,9 +20,15 @@ browser's DevTools endpoint. The link shapes the first and leaves the second alo
 * The loopback's MTU is set to Ethernet's 1500 bytes, and segmentation offload off,
   while the condition holds, so packets have the sizes of a real link.
 
+The uplink (a veth pair to the host, for sites beyond this machine) carries the sites'
+traffic only, so it needs no marks: its uplink rate is an HTB on the way out of the
+namespace, its downlink rate one on the host's end of the pair; loss and delay act where
+each direction's packets come in (the host's delay line reads an NFQUEUE of the host's).
+
 :meth:`Link.clear` removes all of it. Linux only, as root, inside a namespace of this
 process's own (:func:`~pytest_netgent.capture.netns.isolate`): the host's loopback is
-never touched.
+never touched, and on the host only the worker's own end of its veth pair and a mangle
+chain ``NETGENT-<pid>`` for it.
 """
 
 from __future__ import annotations
