@@ -14,6 +14,7 @@ printed as ``startup over bare: X ms (base), Y ms (all extras)``; goal: X <= 300
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,14 +24,22 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = {
-    "bare": ["pytest", "pytest-xdist"],
-    "base": [str(ROOT)],
-    "all": [f"{ROOT}[uc,llm]"],
-}
 
 
-def make(folder: Path, packages: list[str]) -> Path:
+def package_copy(folder: Path) -> Path:
+    """This checkout's package (its code, pyproject.toml and README) copied into
+    ``folder``: pip builds in the source's ``build/`` folder, which two installs at once
+    (the tests and this benchmark on two workers) would otherwise share."""
+    shutil.copytree(
+        ROOT / "pytest_netgent", folder / "pytest_netgent",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )  # fmt: skip
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, folder / name)
+    return folder
+
+
+def make(folder: Path, packages: list[str], source: Path = ROOT) -> Path:
     """A venv at ``folder`` with ``packages`` installed; its python."""
     python = folder / "bin" / "python"
     if not python.exists():
@@ -38,10 +47,10 @@ def make(folder: Path, packages: list[str]) -> Path:
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     pip += ["--root-user-action=ignore", *packages]
     done = subprocess.run(pip, capture_output=True, text=True, check=False)
-    if done.returncode == 0 and any(p.startswith(str(ROOT)) for p in packages):
+    if done.returncode == 0 and any(p.startswith(str(source)) for p in packages):
         # a reused venv gets this checkout's code, whatever its version says
         again = [*pip[: pip.index("--root-user-action=ignore") + 1], "--no-deps"]
-        again += ["--force-reinstall", str(ROOT)]
+        again += ["--force-reinstall", str(source)]
         done = subprocess.run(again, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         sys.exit(f"installing {packages} into {folder} failed:\n{done.stderr[-3000:]}")
@@ -80,10 +89,16 @@ def main() -> None:
         project = Path(scratch) / "project"
         project.mkdir()
         (project / "test_trivial.py").write_text("def test_trivial():\n    pass\n")
+        source = package_copy(Path(scratch) / "source")
+        kinds = {
+            "bare": ["pytest", "pytest-xdist"],
+            "base": [str(source)],
+            "all": [f"{source}[uc,llm]"],
+        }
         pythons = {}
-        for kind, packages in KINDS.items():
+        for kind, packages in kinds.items():
             started = time.perf_counter()
-            pythons[kind] = make(home / kind, packages)
+            pythons[kind] = make(home / kind, packages, source)
             print(f"venv {kind}: ready in {time.perf_counter() - started:.0f} s", flush=True)
         runs = {kind: (python, []) for kind, python in pythons.items()}
         runs["all, plugins off"] = (pythons["all"], OFF)

@@ -7,6 +7,7 @@ when pytest starts.
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import venv
 from pathlib import Path
@@ -16,15 +17,25 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def package_copy(folder: Path) -> Path:
+    """bench/startup.py's copy of the package to install (not the checkout's build/)."""
+    spec = importlib.util.spec_from_file_location("startup", ROOT / "bench" / "startup.py")
+    assert spec is not None and spec.loader is not None
+    startup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(startup)
+    return startup.package_copy(folder)  # type: ignore[no-any-return]
+
+
 @pytest.fixture(scope="module")
 def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with ``pip install .`` (no extras); its python."""
     folder = tmp_path_factory.mktemp("base-venv")
     venv.EnvBuilder(with_pip=True).create(folder)
     python = folder / "bin" / "python"
+    source = package_copy(tmp_path_factory.mktemp("source"))  # not the checkout's build/
     done = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-         "--root-user-action=ignore", str(ROOT)],
+         "--root-user-action=ignore", str(source)],
         capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

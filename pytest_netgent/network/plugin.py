@@ -119,10 +119,11 @@ class NetworkPlugin:
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         """A workflow's ``network:`` needs the namespace before any fixture starts a server."""
-        from ..collect import WorkflowItem
-
+        collect = sys.modules.get("pytest_netgent.collect")
+        if collect is None:
+            return  # no workflow file was collected: nothing heavy is imported for this
         if runs_browsers(config) and any(
-            isinstance(i, WorkflowItem) and i.loaded.workflow.network for i in items
+            isinstance(i, collect.WorkflowItem) and i.loaded.workflow.network for i in items
         ):
             self.prepare()
 
