@@ -259,7 +259,7 @@ def test_bad_capture_options_are_usage_errors(project: Project) -> None:
         (
             "pcap,har",
             "*--netgent-capture=pcap cannot run here: the browsers run on the Selenium Grid "
-            "(--netgent-remote), out of reach of a local capture. Drop pcap from "
+            "(--netgent-remote), out of reach of this machine's network. Drop pcap from "
             "--netgent-capture (or the ini netgent_capture) to go on without it",
         ),
         (

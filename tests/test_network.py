@@ -376,9 +376,12 @@ def test_the_uplink_is_shaped_too(project: Project, remote_site: str, tmp_path: 
 
 def test_shaping_needs_root_and_its_tools_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    assert "needs root or CAP_NET_ADMIN (running as uid 1000)" in unavailable("")
+    assert unavailable("").startswith(
+        "giving each worker its own network namespace needs root (running as uid 1000)"
+    )
+    assert "CAP_NET_ADMIN for network conditions" in unavailable("")
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setenv("PATH", "/nonexistent")
     assert unavailable("") == (
-        "tc and iptables are not installed: apt-get install -y iproute2 iptables"
+        "tc and iptables-restore are not installed: apt-get install -y iproute2 iptables"
     )

@@ -43,22 +43,29 @@ _host_namespace: int | None = None
 """A handle on the namespace this process started in, once :func:`isolate` has run."""
 
 
-def unavailable(remote: str = "") -> str:
-    """Why packet capture cannot run here (one line), or "" when it can."""
+def unavailable(remote: str = "", tools: dict[str, str] | None = None) -> str:
+    """Why a worker cannot get a namespace of its own here (one line), or "" when it
+    can. ``tools`` maps the programs the caller needs to the Debian packages that bring
+    them (default: tcpdump, for packet capture)."""
     if remote:
         return (
-            "the browsers run on the Selenium Grid (--netgent-remote), out of reach of a "
-            "local capture"
+            "the browsers run on the Selenium Grid (--netgent-remote), out of reach of "
+            "this machine's network"
         )
     if not sys.platform.startswith("linux"):
         return f"network namespaces are Linux-only (this is {sys.platform})"
     if os.geteuid() != 0:
         return (
             f"giving each worker its own network namespace needs root (running as uid "
-            f"{os.geteuid()}); run as root or with CAP_SYS_ADMIN and CAP_NET_RAW"
+            f"{os.geteuid()}); run as root or with CAP_SYS_ADMIN and CAP_NET_RAW (and "
+            "CAP_NET_ADMIN for network conditions)"
         )
-    if shutil.which("tcpdump") is None:
-        return "tcpdump is not installed: apt-get install -y tcpdump"
+    needed = {"tcpdump": "tcpdump"} if tools is None else tools
+    missing = [tool for tool in needed if shutil.which(tool) is None]
+    if missing:
+        packages = " ".join(dict.fromkeys(needed[tool] for tool in missing))
+        verb = "is" if len(missing) == 1 else "are"
+        return f"{' and '.join(missing)} {verb} not installed: apt-get install -y {packages}"
     probe = shutil.which("unshare")
     if probe is not None:
         answer = subprocess.run(

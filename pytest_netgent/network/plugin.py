@@ -9,8 +9,6 @@ reset at the end of the item; the next item sets its own.
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING
@@ -26,24 +24,16 @@ if TYPE_CHECKING:
     from .link import Link
 
 
+SHAPING_TOOLS = {"tc": "iproute2", "iptables-restore": "iptables"}
+"""The programs network conditions need, and their Debian packages."""
+
+
 def unavailable(remote: str) -> str:
     """Why this machine cannot give a worker a namespace of its own to shape ("" if it
     can)."""
-    if remote:
-        return (
-            "the browsers run on the Selenium Grid (--netgent-remote), whose traffic does "
-            "not cross this machine"
-        )
-    if not sys.platform.startswith("linux"):
-        return f"shaping needs Linux network namespaces (this is {sys.platform})"
-    if os.geteuid() != 0:
-        return (
-            f"shaping a worker's own network namespace needs root or CAP_NET_ADMIN (running "
-            f"as uid {os.geteuid()})"
-        )
-    if shutil.which("tc") is None or shutil.which("iptables-restore") is None:
-        return "tc and iptables are not installed: apt-get install -y iproute2 iptables"
-    return ""
+    from ..capture import netns
+
+    return netns.unavailable(remote, SHAPING_TOOLS)
 
 
 def runs_browsers(config: pytest.Config) -> bool:
