@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from .capture import parse_modes
-from .network import PROFILES, Condition
-from .network import parse as parse_condition
+from .conditions import PROFILES, Condition
+from .conditions import parse as parse_condition
 from .settings import parse_window
 
 

@@ -10,9 +10,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from .browser.session import BrowserOptions
 from .capture import CaptureSettings
-from .network import Condition
+from .conditions import Condition
 
 WINDOW_RE = re.compile(r"\s*(\d{1,5})\s*[xX,]\s*(\d{1,5})\s*")
 """A window size as written: ``1280x900`` (or ``1280,900``)."""
@@ -55,3 +57,12 @@ class Settings:
     window: tuple[int, int] | None = None
     """``--netgent-window-size``: the window every run uses, over what a workflow's
     ``window:`` or its cache file says."""
+
+
+def runs_items(config: pytest.Config) -> bool:
+    """Whether this process runs items: an xdist worker, or pytest without ``-n``."""
+    if getattr(config, "workerinput", None) is not None:
+        return True
+    return getattr(config.option, "dist", "no") == "no" or not getattr(
+        config.option, "numprocesses", None
+    )

@@ -185,7 +185,7 @@ class Workflow(BaseModel):
     def _network(cls, value: str | None) -> str | None:
         if value is None or "{" in value or "%" in value:
             return value  # a placeholder: checked once its item's values fill it
-        from .network import parse
+        from .conditions import parse
 
         parse(value, "")
         return value

@@ -21,7 +21,8 @@ from typing import Any
 import dpkt
 import pytest
 
-from pytest_netgent.capture import netns, parse_modes
+from pytest_netgent import netns
+from pytest_netgent.capture import parse_modes
 from pytest_netgent.capture.files import Window
 from pytest_netgent.capture.netlog import split_netlog
 from pytest_netgent.capture.pcap import merge_pcaps

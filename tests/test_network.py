@@ -17,7 +17,7 @@ from typing import Any
 import dpkt
 import pytest
 
-from pytest_netgent.network import PROFILES, parse
+from pytest_netgent.conditions import PROFILES, parse
 from pytest_netgent.network.plugin import unavailable
 
 from .helpers import Pcap, Project, element, read_pcap, read_rows

@@ -558,3 +558,15 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
+
+
+def browser_ports(driver: WebDriver) -> list[int]:
+    """The WebDriver and DevTools ports between this test and its browser."""
+    ports = []
+    with contextlib.suppress(Exception):
+        address = driver.capabilities.get("goog:chromeOptions", {}).get("debuggerAddress", "")
+        ports.append(int(str(address).rsplit(":", 1)[1]))
+    service = getattr(driver, "service", None)
+    with contextlib.suppress(Exception):
+        ports.append(int(service.port))  # type: ignore[union-attr]
+    return ports

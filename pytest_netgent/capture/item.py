@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 
     from ..run import RunResult
 
+from ..browser.session import browser_ports
 from . import FILES, CaptureError, CaptureSettings
 from .files import Window, files_of, iso_time, relative_to, write_json
-from .pcap import Tcpdump, browser_ports
+from .pcap import Tcpdump
 
 
 @dataclass
@@ -59,7 +60,7 @@ class ItemCapture:
         if "har" in self.settings.modes:
             self.har_events(driver)
         if self.settings.pcap:
-            from .netns import interfaces
+            from ..netns import interfaces
 
             self._captured_packets = True
             tcpdump = Tcpdump(self.folder / FILES["pcap"], browser_ports(driver), interfaces())
@@ -85,7 +86,7 @@ class ItemCapture:
     def follow_interfaces(self) -> None:
         """Capture on interfaces that came up since the start (the namespace's uplink)."""
         if self._tcpdump is not None:
-            from .netns import interfaces
+            from ..netns import interfaces
 
             self._tcpdump.add(interfaces())
 
@@ -93,7 +94,7 @@ class ItemCapture:
         """Stop the packet capture once the item's connections have closed (at most a
         second after the browser dropped them), so their last packets are the item's."""
         if self._tcpdump is not None:
-            from .netns import isolated, settle
+            from ..netns import isolated, settle
 
             tcpdump, self._tcpdump = self._tcpdump, None
             if isolated():

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from selenium.webdriver.remote.webdriver import WebDriver
+    pass
 
 
 from . import CaptureError
@@ -172,18 +172,6 @@ def merge_pcaps(parts: list[Path], target: Path) -> None:
         for _, record, data in heapq.merge(*streams, key=lambda r: r[0]):
             out.write(record)
             out.write(data)
-
-
-def browser_ports(driver: WebDriver) -> list[int]:
-    """The WebDriver and DevTools ports between this test and its browser."""
-    ports = []
-    with contextlib.suppress(Exception):
-        address = driver.capabilities.get("goog:chromeOptions", {}).get("debuggerAddress", "")
-        ports.append(int(str(address).rsplit(":", 1)[1]))
-    service = getattr(driver, "service", None)
-    with contextlib.suppress(Exception):
-        ports.append(int(service.port))  # type: ignore[union-attr]
-    return ports
 
 
 CLEAR_NETWORK_STATE = """

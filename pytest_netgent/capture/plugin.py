@@ -20,6 +20,7 @@ import pytest
 
 from ..errors import BrowserError
 from ..keys import CAPTURE_PLUGIN, CAPTURE_PROPERTY, capture_key, phases_key
+from ..settings import runs_items
 from . import CaptureSettings, folder_name, parse_modes
 from .item import ItemCapture
 
@@ -57,11 +58,11 @@ def capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> Cap
             "to go on without it"
         )
     if "pcap" in modes:
-        from . import netns
+        from .. import netns
 
         if why := netns.unavailable(remote):
             cannot_capture("pcap", why)
-        if runs_browsers(config):
+        if runs_items(config):
             capture.pcap_off = netns.isolate()
         capture.uplink_off = netns.uplink_unavailable()
     return capture
@@ -71,15 +72,6 @@ def cannot_capture(mode: str, why: str) -> None:
     raise pytest.UsageError(
         f"--netgent-capture={mode} cannot run here: {why}. Drop {mode} from "
         "--netgent-capture (or the ini netgent_capture) to go on without it"
-    )
-
-
-def runs_browsers(config: pytest.Config) -> bool:
-    """Whether this process runs items: an xdist worker, or pytest without ``-n``."""
-    if getattr(config, "workerinput", None) is not None:
-        return True
-    return getattr(config.option, "dist", "no") == "no" or not getattr(
-        config.option, "numprocesses", None
     )
 
 
@@ -215,8 +207,8 @@ class CapturePlugin:
     def _uplink_for(self, loaded: LoadedWorkflow, base_url: str) -> None:
         """Give the worker's namespace its uplink if the workflow may leave the machine; a
         worker that cannot have one says so once."""
+        from .. import netns
         from ..run import substitute
-        from . import netns
 
         workflow = loaded.workflow
         start = str(substitute(workflow.start_url, {**workflow.vars, "base_url": base_url}))
@@ -234,10 +226,12 @@ class CapturePlugin:
     ) -> Generator[NetgentBrowser, None, None]:
         """The worker's browser for one test, with the test's captures running around it."""
         settings = self.settings
+        from .. import netns
+        from ..browser.session import browser_ports
         from ..collect import WorkflowItem
         from ..runner import NetgentBrowser
-        from . import CaptureError, netns
-        from .pcap import CLEAR_NETWORK_STATE, browser_ports
+        from . import CaptureError
+        from .pcap import CLEAR_NETWORK_STATE
 
         browsers = self._browsers[id(pool)]
         capture = self._item_capture(item)

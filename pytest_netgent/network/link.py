@@ -26,7 +26,7 @@ namespace, its downlink rate one on the host's end of the pair; loss and delay a
 each direction's packets come in (the host's delay line reads an NFQUEUE of the host's).
 
 :meth:`Link.clear` removes all of it. Linux only, as root, inside a namespace of this
-process's own (:func:`~pytest_netgent.capture.netns.isolate`): the host's loopback is
+process's own (:func:`~pytest_netgent.netns.isolate`): the host's loopback is
 never touched, and on the host only the worker's own end of its veth pair and a mangle
 chain ``NETGENT-<pid>`` for it.
 """
@@ -43,7 +43,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from . import Condition
+from ..conditions import Condition
 
 UP_MARK, DOWN_MARK = 0x4E4701, 0x4E4702
 """Packet marks of the two directions (``NG`` and a number)."""
@@ -88,7 +88,7 @@ class Link:
     def apply(self, condition: Condition, control_ports: Iterable[int]) -> None:
         """Put ``condition`` on the wire, leaving ``control_ports`` (WebDriver, DevTools)
         unshaped; OSError says what failed (nothing stays applied then)."""
-        from ..capture import netns
+        from .. import netns
 
         if not netns.isolated():
             raise OSError("not in a network namespace of its own: the host is never shaped")
@@ -128,7 +128,7 @@ class Link:
         host's namespace), which carries only the sites' traffic: the uplink's rate on
         the way out of here; the downlink's rate, and the uplink's loss and delay, on the
         host's side; the downlink's loss and delay on the way in here."""
-        from ..capture import netns
+        from .. import netns
 
         outer = "ngh" + inner.removeprefix("ngw")
         for run, device, rate in (
@@ -175,7 +175,7 @@ class Link:
         netns.in_host("iptables-restore", "--noflush", text=_table(_host_chain(inner), there))
 
     def _clear_uplinks(self) -> None:
-        from ..capture import netns
+        from .. import netns
 
         for inner in self._uplinks:
             outer = "ngh" + inner.removeprefix("ngw")

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..conditions import Condition, parse
 from ..keys import NETWORK_PLUGIN, NETWORK_PROPERTY, capture_key
-from . import Condition, parse
+from ..settings import runs_items
 
 if TYPE_CHECKING:
     from ..runner import BrowserPool, NetgentBrowser
@@ -31,16 +32,9 @@ SHAPING_TOOLS = {"tc": "iproute2", "iptables-restore": "iptables"}
 def unavailable(remote: str) -> str:
     """Why this machine cannot give a worker a namespace of its own to shape ("" if it
     can)."""
-    from ..capture import netns
+    from .. import netns
 
     return netns.unavailable(remote, SHAPING_TOOLS)
-
-
-def runs_browsers(config: pytest.Config) -> bool:
-    """Whether this process runs items: an xdist worker, or pytest without ``-n``."""
-    from ..capture.plugin import runs_browsers as runs
-
-    return runs(config)
 
 
 def network_plugin(config: pytest.Config) -> NetworkPlugin:
@@ -76,7 +70,7 @@ class NetworkPlugin:
                     f"{why}. Drop --netgent-network (or the ini netgent_network) to run "
                     "unshaped"
                 )
-            if runs_browsers(config) and (why := plugin.prepare()):
+            if runs_items(config) and (why := plugin.prepare()):
                 raise pytest.UsageError(f"--netgent-network {condition.name}: {why}")
         return plugin
 
@@ -93,7 +87,7 @@ class NetworkPlugin:
         if self._prepared:
             return self.why_not
         self._prepared = True
-        from ..capture import netns
+        from .. import netns
 
         self.why_not = unavailable(self.remote) or netns.isolate()
         return self.why_not
@@ -112,7 +106,7 @@ class NetworkPlugin:
         collect = sys.modules.get("pytest_netgent.collect")
         if collect is None:
             return  # no workflow file was collected: nothing heavy is imported for this
-        if runs_browsers(config) and any(
+        if runs_items(config) and any(
             isinstance(i, collect.WorkflowItem) and i.loaded.workflow.network for i in items
         ):
             self.prepare()
@@ -171,7 +165,7 @@ class NetworkPlugin:
             return
         try:
             self._bridge(base_url)
-            from ..capture.pcap import browser_ports
+            from ..browser.session import browser_ports
 
             self.link = self.link or Link()
             self.link.apply(condition, browser_ports(driver))
@@ -211,7 +205,7 @@ class NetworkPlugin:
         item rather than run it half shaped."""
         from urllib.parse import urlsplit
 
-        from ..capture import netns
+        from .. import netns
         from ..collect import WorkflowItem
         from ..run import substitute
 
@@ -230,7 +224,7 @@ class NetworkPlugin:
             )
 
     def _bridge(self, base_url: str) -> None:
-        from ..capture import netns
+        from .. import netns
 
         if not base_url or not netns.isolated():
             return

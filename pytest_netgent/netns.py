@@ -1,5 +1,5 @@
 """A network namespace of its own for each xdist worker, so that its packet capture holds
-only its own traffic.
+only its own traffic and its network conditions shape only its own browser.
 
 :func:`isolate` moves the calling process (an xdist worker, or pytest itself without
 ``-n``) into a fresh network namespace with loopback up: the local applications its
