@@ -40,7 +40,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..conditions import Condition
@@ -55,10 +55,8 @@ WIRE_MTU = 1500
 
 
 def unavailable(condition: Condition) -> str:
-    """What this machine lacks to put ``condition`` on the wire ("" when nothing)."""
-    missing = [t for t in ("ip", "tc", "iptables-restore") if shutil.which(t) is None]
-    if missing:
-        return f"{', '.join(missing)} not installed: apt-get install -y iproute2 iptables"
+    """What ``condition`` needs beyond the namespace's tools ("" when nothing): the delay
+    line's NFQUEUE library for delay and jitter."""
     if condition.delay or condition.jitter:
         try:
             import fnfqueue  # noqa: F401
@@ -112,16 +110,9 @@ class Link:
             raise
 
     def _tc(self, condition: Condition) -> None:
-        if condition.rate is None:
-            return
-        _run("tc", "qdisc", "replace", "dev", "lo", "root", "handle", "1:", "htb", "default", "0")
-        for classid, rate in ((DOWN_CLASS, condition.rate), (UP_CLASS, condition.uplink)):
-            assert rate is not None
-            text = f"{rate}bit"
-            _run("tc", "class", "add", "dev", "lo", "parent", "1:", "classid", classid,
-                 "htb", "rate", text, "ceil", text)  # fmt: skip
-            limit = str(condition.packets(rate, WIRE_MTU))
-            _run("tc", "qdisc", "add", "dev", "lo", "parent", classid, "pfifo", "limit", limit)
+        if condition.rate is not None:
+            classes = [(DOWN_CLASS, condition.rate), (UP_CLASS, condition.uplink)]
+            _htb(_run, "lo", "0", classes, condition)  # unclassified (control): unshaped
 
     def _shape_uplink(self, condition: Condition, inner: str) -> None:
         """The condition on the worker's uplink (veth ``inner`` in here, its peer in the
@@ -136,23 +127,7 @@ class Link:
             (netns.in_host, outer, condition.rate),
         ):
             if rate is not None:
-                run(
-                    "tc",
-                    "qdisc",
-                    "replace",
-                    "dev",
-                    device,
-                    "root",
-                    "handle",
-                    "1:",
-                    "htb",
-                    "default",
-                    "1",
-                )
-                run("tc", "class", "add", "dev", device, "parent", "1:", "classid", "1:1",
-                    "htb", "rate", f"{rate}bit", "ceil", f"{rate}bit")  # fmt: skip
-                limit = str(condition.packets(rate, WIRE_MTU))
-                run("tc", "qdisc", "add", "dev", device, "parent", "1:1", "pfifo", "limit", limit)
+                _htb(run, device, "1", [("1:1", rate)], condition)  # all of it: the sites'
         here = [f"-A PREROUTING -i {inner} -j NETGENT-UPLINK"]
         there = [f"-A PREROUTING -i {outer} -j {_host_chain(inner)}"]
         queue = _host_queue(inner)
@@ -226,6 +201,24 @@ class Link:
             with contextlib.suppress(OSError):
                 _run("ip", "link", "set", "lo", "mtu", str(LOOPBACK_MTU), "gso_max_segs", "65535")
         self.condition = None
+
+
+def _htb(
+    run: Callable[..., None],
+    device: str,
+    default: str,
+    classes: list[tuple[str, int | None]],
+    condition: Condition,
+) -> None:
+    """An HTB on ``device`` with a class per ``(classid, rate)``, each with a FIFO of the
+    condition's queue; ``default`` is the class of unclassified packets ("0": none)."""
+    run("tc", "qdisc", "replace", "dev", device, "root", "handle", "1:", "htb", "default", default)
+    for classid, rate in classes:
+        assert rate is not None
+        run("tc", "class", "add", "dev", device, "parent", "1:", "classid", classid,
+            "htb", "rate", f"{rate}bit", "ceil", f"{rate}bit")  # fmt: skip
+        limit = str(condition.packets(rate, WIRE_MTU))
+        run("tc", "qdisc", "add", "dev", device, "parent", classid, "pfifo", "limit", limit)
 
 
 def _host_chain(inner: str) -> str:
