@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import os
 import random
 import shutil
 import subprocess
@@ -261,6 +262,17 @@ def _rules(condition: Condition, control: list[int], delayed: bool) -> str:
     return "\n".join(["*mangle", ":NETGENT-OUT - [0:0]", ":NETGENT-IN - [0:0]", *out, "COMMIT", ""])
 
 
+def _punctual(thread: threading.Thread | None) -> None:
+    """Give ``thread`` a real-time priority, so that a loaded machine (browsers, other
+    workers) does not add its scheduling delay to the condition's; as it was if the
+    system refuses."""
+    native = getattr(thread, "native_id", None)
+    if native is None:
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(native, os.SCHED_FIFO, os.sched_param(10))
+
+
 class DelayLine:
     """Holds each queued packet for ``delay`` plus up to ``jitter`` seconds, then lets it
     go; packets of one direction leave in the order they came."""
@@ -293,6 +305,8 @@ class DelayLine:
         ]
         for thread in self._threads:
             thread.start()
+        for worker in (*self._threads, getattr(self._conn, "_worker", None)):
+            _punctual(worker)  # fnfqueue's reader thread too
 
     def _take(self) -> None:
         with contextlib.suppress(Exception):  # the connection closed
