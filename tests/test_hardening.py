@@ -875,7 +875,12 @@ def test_a_stopped_run_leaves_no_browser_or_profile(
         assert len(leftovers(tmp)[0]) == browsers, "every browser started"
         time.sleep(4)  # the items are inside their wait
         os.killpg(run.pid, stop)  # what a terminal's Ctrl-C (or a CI job's timeout) does
-        run.wait(timeout=60)
+        try:
+            run.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            still = subprocess.run(["ps", "-o", "pid,stat,etime,args", "-g", str(run.pid)],
+                                   capture_output=True, text=True, check=False).stdout  # fmt: skip
+            pytest.fail(f"the run did not end within 60 s of {stop.name}; still running:\n{still}")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(run.pid, signal.SIGKILL)
