@@ -30,6 +30,7 @@ from .browser.guard import NavigationGuard
 from .browser.page import watch_requests
 from .browser.session import (
     BrowserOptions,
+    blank_profile,
     browser_gone,
     end_profile_processes,
     reset_browser,
@@ -164,6 +165,7 @@ class BrowserPool:
                     tempfile.mkdtemp(prefix=f"netgent-browser-{os.getpid()}-", dir=_short_temp())
                 )
                 (home / "tmp").mkdir()
+                blank_profile(home / "profile")
                 self._profile = functools.partial(_remove_profile, str(home))
                 atexit.register(self._profile)
                 _exit_on_sigterm()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
+import json
 import logging
 import os
 import shutil
@@ -17,6 +18,7 @@ import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -377,6 +379,15 @@ START_PAGES = frozenset(
 )
 """A browser's start pages: before a run's first real page, a url check naming one of
 them holds on whichever this browser shows (see ``checks.js``)."""
+
+
+def blank_profile(folder: Path) -> None:
+    """A new profile at ``folder`` that starts on :data:`BLANK`: ChromeDriver opens it only
+    for profiles of its own, and a given one would open the new-tab page instead (a page
+    load, with its requests, at every start)."""
+    (folder / "Default").mkdir(parents=True, exist_ok=True)
+    prefs = {"session": {"restore_on_startup": 4, "startup_urls": [BLANK]}}
+    (folder / "Default" / "Preferences").write_text(json.dumps(prefs), encoding="utf-8")
 
 
 def start_blank(driver: WebDriver) -> WebDriver:
