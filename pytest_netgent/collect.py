@@ -6,7 +6,7 @@ import contextlib
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,7 +14,10 @@ from . import store
 from .errors import NetgentError, ReplayError, WorkflowSpecError, display_path
 from .keys import result_key
 from .run import RunResult
-from .spec import BadDocument, LoadedWorkflow, Scalar, load_workflows
+from .spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
+
+if TYPE_CHECKING:
+    from .scenario.spec import LoadedScenario
 
 
 class WorkflowFile(pytest.File):
@@ -34,13 +37,16 @@ class WorkflowFile(pytest.File):
                 f"__netgent__/{store.file_stem(self.path)}/: rename one of the two files",
             )
             return [WorkflowErrorItem.from_parent(self, name=self.path.name, error=error, line=1)]
-        for doc in load_workflows(self.path):
+        for doc in load_documents(self.path):
             if isinstance(doc, BadDocument):
                 items.append(
                     WorkflowErrorItem.from_parent(
                         self, name=doc.name, error=doc.error, line=doc.line
                     )
                 )
+                continue
+            if isinstance(doc, ScenarioDocument):
+                items += self._scenario_items(doc)
                 continue
             for param_id, values in _unique_ids(doc.workflow.parameter_sets()):
                 name = f"{doc.workflow.name}[{param_id}]" if param_id else doc.workflow.name
@@ -64,6 +70,38 @@ class WorkflowFile(pytest.File):
                 items.append(item)
         return items
 
+    def _scenario_items(self, doc: ScenarioDocument) -> list[pytest.Item]:
+        from .scenario.item import ScenarioItem, make_test
+        from .scenario.spec import load_scenario
+
+        try:
+            loaded = load_scenario(doc)
+        except WorkflowSpecError as exc:
+            line = exc.line or doc.line
+            return [WorkflowErrorItem.from_parent(self, name=doc.name, error=exc, line=line)]
+        items: list[pytest.Item] = []
+        for param_id, values in _unique_ids(loaded.scenario.parameter_sets()):
+            name = f"{loaded.scenario.name}[{param_id}]" if param_id else loaded.scenario.name
+            try:
+                marks = _marks(loaded)
+            except WorkflowSpecError as exc:
+                items.append(
+                    WorkflowErrorItem.from_parent(self, name=name, error=exc, line=loaded.line)
+                )
+                continue
+            item = ScenarioItem.from_parent(
+                self,
+                name=name,
+                originalname=loaded.scenario.name,
+                callobj=make_test(),
+                loaded=loaded,
+                params=values,
+            )
+            for mark in marks:
+                item.add_marker(mark)
+            items.append(item)
+        return items
+
 
 _NOT_FOR_ITEMS = {
     "usefixtures": "request the fixture from an autouse fixture in a conftest.py",
@@ -71,7 +109,7 @@ _NOT_FOR_ITEMS = {
 }
 
 
-def _refuse_code(doc: LoadedWorkflow, line: int, name: str, args: Any) -> None:
+def _refuse_code(doc: LoadedWorkflow | LoadedScenario, line: int, name: str, args: Any) -> None:
     """A workflow file is data: a mark whose condition is a string would run it as
     Python (pytest evaluates such conditions), and marks that only shape Python
     functions would be silently ignored."""
@@ -125,11 +163,11 @@ def _unique_ids(sets: list[tuple[str, dict[str, Scalar]]]) -> list[tuple[str, di
     return out
 
 
-def _marks(doc: LoadedWorkflow) -> list[pytest.MarkDecorator]:
-    wf = doc.workflow
+def _marks(doc: LoadedWorkflow | LoadedScenario) -> list[pytest.MarkDecorator]:
+    wf = doc.workflow if isinstance(doc, LoadedWorkflow) else doc.scenario
     marks = [pytest.mark.netgent]
-    if wf.group:
-        marks.append(pytest.mark.xdist_group(name=wf.group))
+    if isinstance(doc, LoadedWorkflow) and doc.workflow.group:
+        marks.append(pytest.mark.xdist_group(name=doc.workflow.group))
     for i, entry in enumerate(wf.marks):
         line = doc.line_of("marks", i)
         if isinstance(entry, str):

@@ -35,7 +35,14 @@ from .browser.page import Tick, evaluate, watch_requests
 from .browser.session import START_PAGES, browser_gone, focus_tab, origin_of
 from .browser.video import VideoSampler
 from .browser.watchdog import Watchdog
-from .errors import BrowserError, DriftContext, NavigationError, NetgentError, ReplayError
+from .errors import (
+    BrowserError,
+    DriftContext,
+    NavigationError,
+    NetgentError,
+    ReplayError,
+    RunStopped,
+)
 from .run import RunResult, RunSettings, TimelineEvent, host_allowed, substitute
 from .secrets import Redactor
 
@@ -245,6 +252,8 @@ class Engine:
         except BrowserError as exc:
             dead = True
             self._fail(exc, self.redact(str(exc)))
+        except RunStopped as exc:
+            self._fail(exc, str(exc))
         except NetgentError as exc:
             error = (
                 exc
@@ -273,6 +282,12 @@ class Engine:
                 self.sampler.abandon()
         return self.result
 
+    def _check_cancel(self) -> None:
+        cancel = self.settings.cancel
+        if cancel is not None and cancel.is_set():
+            steps = self.result.steps
+            raise RunStopped(f"workflow {self.workflow!r} was stopped after {steps} steps")
+
     def _stop_sampling(self) -> None:
         """Sampling and the stats log end with the run: take the last samples."""
         # a page that is gone (a navigation, an alert) takes its last samples with it
@@ -297,6 +312,7 @@ class Engine:
         actions_deadline = min(deadline, end_at) if end_at else deadline
         state_deadline = time.monotonic() + self._wait_for_state()
         while True:
+            self._check_cancel()
             now = time.monotonic()
             if end_at is not None and now >= end_at:
                 self._duration_reached(last_fired)
@@ -489,6 +505,7 @@ class Engine:
         self, state: str, number: int, action: Action, deadline: float | None = None
     ) -> None:
         """Run one action (placeholders substituted), recording it in the timeline."""
+        self._check_cancel()
         given = deadline is not None
         deadline = deadline or self._t0 + self.settings.timeout
         if time.monotonic() >= deadline:
@@ -501,6 +518,7 @@ class Engine:
         actions = Actions(
             self.driver, self.settings.state_timeout, self.check_navigation, deadline, self.sampler
         )
+        actions.cancel = self.settings.cancel
         self._event("action", state=state, action=action.describe())
         doing = f"state {state!r} ran action {number} ({action.describe()})"
         try:

@@ -75,6 +75,13 @@ class BrowserError(NetgentError):
     """The browser could not be started, or stopped answering."""
 
 
+class RunStopped(NetgentError):
+    """The run was stopped from outside before its end (a scenario stops its other
+    members when one fails)."""
+
+    cause = "stopped"
+
+
 class NavigationError(NetgentError):
     """The browser left, or tried to leave, the workflow's ``allowed_hosts``."""
 

@@ -29,6 +29,10 @@ result_key: pytest.StashKey[RunResult] = pytest.StashKey()
 capture_key: pytest.StashKey[ItemCapture] = pytest.StashKey()
 """``item.stash[capture_key]``: the :class:`ItemCapture` of a test that captured."""
 
+member_captures_key: pytest.StashKey[list[ItemCapture]] = pytest.StashKey()
+"""``item.stash[member_captures_key]``: a scenario's member captures (one manifest row
+each)."""
+
 phases_key: pytest.StashKey[dict[str, str]] = pytest.StashKey()
 """``item.stash[phases_key]``: the outcome of each phase (setup, call, teardown)."""
 

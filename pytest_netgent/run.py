@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,9 @@ class RunSettings:
     output_dir: Path | None = None
     """Where relative output paths of actions (``start_stats_logging``'s ``out_path``)
     are resolved; default: the current folder."""
+    cancel: threading.Event | None = None
+    """Set from another thread to stop the run at its next step or during a wait (a
+    scenario stops its other members so when one fails)."""
     watch_requests: bool = True
     """Watch the page's requests so a slow server is not reported as UI drift (off in
     UC mode, whose pages must not see any change to ``fetch``)."""

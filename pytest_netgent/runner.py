@@ -292,6 +292,8 @@ class NetgentBrowser:
         check: bool = True,
         record: str | None = None,
         synthesiser: Synthesiser | None = None,
+        duration: float | None = None,
+        cancel: threading.Event | None = None,
     ) -> RunResult:
         """Replay a workflow and return its result.
 
@@ -301,6 +303,8 @@ class NetgentBrowser:
         default: ``--netgent-record``) synthesises states with ``synthesiser`` (default:
         builtin) and writes the cache after a passing run. With ``check`` (the default) a
         failed run raises its :class:`NetgentError`; otherwise it is on ``result.error``.
+        ``duration`` replaces the workflow's own; setting ``cancel`` stops the run at its
+        next step (:class:`~pytest_netgent.errors.RunStopped`).
         """
         __tracebackhide__ = True
         if isinstance(workflow, (str, Path)):
@@ -357,8 +361,9 @@ class NetgentBrowser:
             allowed_hosts=spec.allowed_hosts,
             start_url=spec.start_url,
             screenshot_dir=artifacts,
-            duration=spec.duration,
+            duration=spec.duration if duration is None else duration,
             output_dir=artifacts,
+            cancel=cancel,
             watch_requests=not self._pool.options.uc,
         )
         cached = {s.name for s in previous.states} if previous and record_mode != "all" else set()

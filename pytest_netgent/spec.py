@@ -250,6 +250,23 @@ class BadDocument:
     name: str
 
 
+@dataclass
+class ScenarioDocument:
+    """A document with a top-level ``scenario:`` list, read but not yet validated
+    (:func:`pytest_netgent.scenario.spec.load_scenario` does that)."""
+
+    data: dict[str, Any]
+    path: Path
+    line: int
+    index: int
+    name: str
+    lines: dict[tuple[Any, ...], int] = field(default_factory=dict)
+
+    def line_of(self, *loc: Any) -> int:
+        """Line of the deepest known part of ``loc`` (falls back to the document's line)."""
+        return _line_of(self.lines, loc, self.line)
+
+
 def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...], default: int) -> int:
     for end in range(len(loc), -1, -1):
         if loc[:end] in lines:
@@ -258,7 +275,16 @@ def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...], default: i
 
 
 def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
-    """Read every YAML document of ``path``; yield a workflow or the error of each.
+    """Read every YAML document of ``path``; yield a workflow or the error of each
+    (scenario documents are left out: see :func:`load_documents`)."""
+    for doc in load_documents(path):
+        if not isinstance(doc, ScenarioDocument):
+            yield doc
+
+
+def load_documents(path: Path) -> Iterator[LoadedWorkflow | ScenarioDocument | BadDocument]:
+    """Read every YAML document of ``path``; yield a workflow, a scenario or the error
+    of each.
 
     A YAML syntax error makes the whole file one :class:`BadDocument`; otherwise each
     document is validated on its own, so one bad workflow leaves the others usable.
@@ -328,14 +354,15 @@ def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
         if isinstance(result, BadDocument):
             yield result
             continue
-        name = result.workflow.name
+        kind = "scenario" if isinstance(result, ScenarioDocument) else "workflow"
+        name = result.name if isinstance(result, ScenarioDocument) else result.workflow.name
         if name in seen:
             yield BadDocument(
                 WorkflowSpecError(
                     path,
                     result.line_of("name"),
-                    f"duplicate workflow name {name!r} (first at line {seen[name]}): "
-                    "give each workflow in the file its own 'name'",
+                    f"duplicate {kind} name {name!r} (first at line {seen[name]}): "
+                    f"give each {kind} in the file its own 'name'",
                 ),
                 path,
                 line,
@@ -349,7 +376,7 @@ def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
 
 def _load_document(
     path: Path, node: yaml.Node, index: int, count: int
-) -> LoadedWorkflow | BadDocument:
+) -> LoadedWorkflow | ScenarioDocument | BadDocument:
     line = node.start_mark.line + 1
     fallback_name = path.name.split(".netgent.")[0] if count == 1 else f"document-{index + 1}"
     builder = Builder(path)
@@ -386,6 +413,8 @@ def _load_document(
         data["name"] = fallback_name
     # x- keys hold what anchors and merge keys reuse (as in docker-compose files)
     data = {k: v for k, v in data.items() if not str(k).startswith("x-")}
+    if "scenario" in data:
+        return ScenarioDocument(data, path, line, index, name, builder.lines)
     try:
         workflow = Workflow.model_validate(data)
     except ValidationError as exc:

@@ -9,6 +9,7 @@ Parameters arrive with placeholders already substituted.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,8 @@ class Actions:
         self.check_url = check_url
         self.deadline = deadline
         self.sampler = sampler
+        self.cancel: threading.Event | None = None
+        """Set from another thread, it cuts a wait short (the run is being stopped)."""
         self._registry: dict[str, Callable[[dict[str, Any]], None]] = {
             "navigate": self.navigate,
             "click": self.click,
@@ -394,13 +397,15 @@ class Actions:
         if self.deadline is not None:
             seconds = min(seconds, max(0.0, self.deadline - time.monotonic()))
         sampler = self.sampler
+        cancel = self.cancel or threading.Event()
         if sampler is None or not sampler.active:
-            time.sleep(seconds)
+            cancel.wait(seconds)
             return
         # a sampled video keeps its samples flowing (and the stats log growing) meanwhile
         end = time.monotonic() + seconds
         while (left := end - time.monotonic()) > 0:
-            time.sleep(min(left, max(sampler.interval, 0.5), 2.0))
+            if cancel.wait(min(left, max(sampler.interval, 0.5), 2.0)):
+                return
             sampler.poll()
 
     def switch_tab(self, params: dict[str, Any]) -> None:

@@ -94,6 +94,9 @@ class BrowserOptions:
     """Log the DevTools network events (read with ``driver.get_log("performance")``)."""
     temp_dir: str = ""
     """The browser's ``TMPDIR`` (its sockets and scratch folders), default the process's."""
+    group: int = 0
+    """Group id ChromeDriver and the browser run under (0: this process's), by which a
+    scenario tells whose sockets are whose."""
 
     def locate(self) -> tuple[str, str]:
         """Absolute paths of Chromium and ChromeDriver, or a :class:`BrowserError`."""
@@ -166,7 +169,8 @@ def start_browser(options: BrowserOptions) -> WebDriver:
     chrome_options = _chrome_options(options, browser)
     try:
         env = {**os.environ, "TMPDIR": options.temp_dir} if options.temp_dir else None
-        service = Service(driver_path, port=options.driver_port, env=env)
+        popen: dict[str, Any] = {"group": options.group} if options.group else {}
+        service = Service(driver_path, port=options.driver_port, env=env, popen_kw=popen)
         driver = webdriver.Chrome(service=service, options=chrome_options)
     except WebDriverException as exc:
         raise BrowserError(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +40,12 @@ class ItemCapture:
     window: Window | None = None
     network: dict[str, Any] = field(default_factory=dict)
     """The item's network condition (:meth:`~pytest_netgent.network.Condition.record`)."""
+    kind: str = ""
+    """``scenario``, or a scenario member's ``browser`` or ``command`` ("" for an item)."""
+    scenario: str = ""
+    """The scenario item a member belongs to."""
+    labelled: float | None = None
+    """A scenario's share of pcap packets that lie in flows labelled by member."""
     pcap_dropped: int = 0
     """Packets the kernel dropped from the pcap (its traffic is incomplete when above 0)."""
     _tcpdump: Tcpdump | None = None
@@ -53,17 +59,19 @@ class ItemCapture:
                     (self.folder / old).unlink()
         self.folder.mkdir(parents=True, exist_ok=True)
 
-    def start(self, driver: WebDriver) -> None:
+    def start(self, driver: WebDriver | None, exclude_ports: Iterable[int] = ()) -> None:
         """Start the packet capture (the browser runs already, its WebDriver and DevTools
-        traffic left out); network events logged before now are dropped."""
+        traffic left out, and ``exclude_ports``); network events logged before now are
+        dropped."""
         self.started = time.time()
-        if "har" in self.settings.modes:
+        if "har" in self.settings.modes and driver is not None:
             self.har_events(driver)
         if self.settings.pcap:
             from ..netns import interfaces
 
             self._captured_packets = True
-            tcpdump = Tcpdump(self.folder / FILES["pcap"], browser_ports(driver), interfaces())
+            ports = [*exclude_ports, *(browser_ports(driver) if driver is not None else [])]
+            tcpdump = Tcpdump(self.folder / FILES["pcap"], ports, interfaces())
             tcpdump.start()
             self._tcpdump = tcpdump
 
@@ -142,6 +150,9 @@ class ItemCapture:
             "worker": self.worker,
             "folder": relative_to(self.folder, root),
             "pcap_dropped": str(self.pcap_dropped) if self._captured_packets else "",
+            "kind": self.kind,
+            "scenario": self.scenario,
+            "labelled_packets": "" if self.labelled is None else f"{self.labelled:.4f}",
             **{key: str(value) for key, value in self.network.items()},
         }
         row.update(files_of(self.folder, root))

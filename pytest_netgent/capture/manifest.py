@@ -32,6 +32,9 @@ MANIFEST_FIELDS = (
     "folder",
     *(f"{kind}{suffix}" for kind in FILES for suffix in ("", "_bytes")),
     "pcap_dropped",
+    "kind",
+    "scenario",
+    "labelled_packets",
     *NETWORK_FIELDS,
 )
 

@@ -19,7 +19,13 @@ from urllib.parse import urlsplit
 import pytest
 
 from ..errors import BrowserError
-from ..keys import CAPTURE_PLUGIN, CAPTURE_PROPERTY, capture_key, phases_key
+from ..keys import (
+    CAPTURE_PLUGIN,
+    CAPTURE_PROPERTY,
+    capture_key,
+    member_captures_key,
+    phases_key,
+)
 from ..settings import runs_items
 from . import CaptureSettings, folder_name, parse_modes
 from .item import ItemCapture
@@ -164,10 +170,15 @@ class CapturePlugin:
         capture = item.stash.get(capture_key, None)
         if capture is None:
             from ..collect import WorkflowItem
+            from ..scenario.item import ScenarioItem
 
-            if not isinstance(item, WorkflowItem):
+            if isinstance(item, ScenarioItem):
+                capture = self.item_capture(item, folder=item.artifacts_dir(settings.capture.root))
+                capture.kind = "scenario"
+            elif isinstance(item, WorkflowItem):
+                capture = self.item_capture(item)  # failed before its browser started
+            else:
                 return  # a test without netgent_browser captured nothing
-            capture = self._item_capture(item)  # failed before its browser started
         if phases.get("setup") == "failed" or phases.get("teardown") == "failed":
             capture.outcome = "error"
         elif "failed" in phases.values():
@@ -181,27 +192,39 @@ class CapturePlugin:
         # a JSON string: junitxml shows it as it is (a dict would be its Python repr)
         row = json.dumps(capture.row(settings.capture.root))
         report.user_properties.append((CAPTURE_PROPERTY, row))
+        for member in item.stash.get(member_captures_key, []):
+            if member.folder.is_dir():
+                member.save()
+            row = json.dumps(member.row(settings.capture.root))
+            report.user_properties.append((CAPTURE_PROPERTY, row))
 
-    def _item_capture(self, item: pytest.Item) -> ItemCapture:
-        settings = self.settings
+    def item_capture(
+        self,
+        item: pytest.Item,
+        *,
+        folder: Path | None = None,
+        settings: CaptureSettings | None = None,
+        **fields: Any,
+    ) -> ItemCapture:
+        """The captures of ``item`` (a workflow's name, category and parameters filled
+        in), in ``folder`` (default: the item's own) as ``settings`` say (default: the
+        session's); ``fields`` set any other of :class:`ItemCapture`'s fields."""
         from ..collect import WorkflowItem
 
-        root = settings.capture.root
-        folder = root / folder_name(item.nodeid)
-        workflow = category = ""
-        parameters: dict[str, Any] = {}
+        root = self.settings.capture.root
+        values: dict[str, Any] = {"workflow": "", "category": "", "parameters": {}}
         if isinstance(item, WorkflowItem):
-            workflow, category = item.loaded.workflow.name, item.loaded.workflow.category or ""
-            parameters = dict(item.params)
-            folder = item.artifacts_dir(root)
+            workflow = item.loaded.workflow
+            values.update(workflow=workflow.name, category=workflow.category or "")
+            values["parameters"] = dict(item.params)
+            folder = folder or item.artifacts_dir(root)
+        values.update(fields)
         return ItemCapture(
-            settings=settings.capture,
+            settings=settings or self.settings.capture,
             nodeid=item.nodeid,
-            folder=folder,
+            folder=folder or root / folder_name(item.nodeid),
             worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
-            workflow=workflow,
-            category=category,
-            parameters=parameters,
+            **values,
         )
 
     def _uplink_for(self, loaded: LoadedWorkflow, base_url: str) -> None:
@@ -234,7 +257,7 @@ class CapturePlugin:
         from .pcap import CLEAR_NETWORK_STATE
 
         browsers = self._browsers[id(pool)]
-        capture = self._item_capture(item)
+        capture = self.item_capture(item)
         item.stash[capture_key] = capture
         capture.prepare()
         sealed = settings.capture.pcap and netns.isolated()  # in this worker's own namespace

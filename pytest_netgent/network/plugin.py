@@ -9,9 +9,10 @@ reset at the end of the item; the next item sets its own.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Generator, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -102,27 +103,24 @@ class NetworkPlugin:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        """A workflow's ``network:`` needs the namespace before any fixture starts a server."""
+        """A workflow's (or scenario's) ``network:`` needs the namespace before any fixture
+        starts a server."""
         collect = sys.modules.get("pytest_netgent.collect")
         if collect is None:
             return  # no workflow file was collected: nothing heavy is imported for this
-        if runs_items(config) and any(
-            isinstance(i, collect.WorkflowItem) and i.loaded.workflow.network for i in items
-        ):
+        if runs_items(config) and any(_network_of(i)[0] for i in items):
             self.prepare()
 
     def condition_for(self, item: pytest.Item) -> Condition | None:
         """The item's condition; a workflow's value that is not one fails the item."""
-        from ..collect import WorkflowItem
         from ..errors import display_path
         from ..run import substitute
 
-        if isinstance(item, WorkflowItem) and item.loaded.workflow.network:
-            workflow = item.loaded.workflow
-            text = str(substitute(workflow.network, {**workflow.vars, **item.params}))
-            where = f"{display_path(item.loaded.path)}:{item.loaded.line_of('network')}: network"
+        text, values, loaded = _network_of(item)
+        if text and loaded is not None:
+            where = f"{display_path(loaded.path)}:{loaded.line_of('network')}: network"
             try:
-                return parse(text, where)
+                return parse(str(substitute(text, values)), where)
             except ValueError as exc:
                 pytest.fail(str(exc), pytrace=False)
         return self.settings.network
@@ -136,8 +134,7 @@ class NetworkPlugin:
     ) -> Iterator[NetgentBrowser]:
         """``browsers`` (the fixture's own generator) with the item's condition applied
         once its browser is ready and removed after its teardown."""
-        condition = self.condition_for(item)
-        if condition is None:
+        if self.condition_for(item) is None:
             try:
                 self._bridge(base_url)  # unshaped, in the namespace another item needed
             except OSError as exc:
@@ -145,15 +142,8 @@ class NetworkPlugin:
                 pytest.fail(f"--netgent-network: {exc}", pytrace=False)
             yield from browsers
             return
-        where = self._where(item)
-        if why := self.prepare():
-            pytest.fail(f"{where} cannot be put on the wire here: {why}", pytrace=False)
-        from .link import Link
-        from .link import unavailable as link_unavailable
-
-        if why := link_unavailable(condition):
-            pytest.fail(f"{where} cannot be put on the wire here: {why}", pytrace=False)
-        self._uplink(item, base_url, where)
+        self._check(item, base_url)
+        from ..browser.session import browser_ports
         from ..errors import BrowserError
 
         try:
@@ -163,65 +153,109 @@ class NetworkPlugin:
         except BrowserError:
             yield from browsers  # which fails the setup with the browser's own report
             return
+        ports = browser_ports(driver)
+        with self.hold(item, ports, base_url, on_error=browsers.close, checked=True) as held:
+            browser = next(browsers)
+            self._record(item, held)
+            try:
+                yield browser
+            finally:
+                next(browsers, None)  # the fixture's teardown: reset, captures written
+
+    @contextlib.contextmanager
+    def hold(
+        self,
+        item: pytest.Item,
+        control_ports: Iterable[int],
+        base_url: str,
+        on_error: Callable[[], object] | None = None,
+        checked: bool = False,
+    ) -> Iterator[Condition | None]:
+        """The item's condition on the wire while the block runs, leaving
+        ``control_ports`` (the browsers' WebDriver and DevTools ports) unshaped; a
+        condition that cannot be applied fails the item (after ``on_error``)."""
+        condition = self.condition_for(item)
+        if condition is None:
+            try:
+                self._bridge(base_url)
+            except OSError as exc:
+                if on_error is not None:
+                    on_error()
+                pytest.fail(f"--netgent-network: {exc}", pytrace=False)
+            yield None
+            return
+        if not checked:
+            self._check(item, base_url)
+        from .link import Link
+
         try:
             self._bridge(base_url)
-            from ..browser.session import browser_ports
-
             self.link = self.link or Link()
-            self.link.apply(condition, browser_ports(driver))
+            self.link.apply(condition, list(control_ports))
         except OSError as exc:
-            browsers.close()
+            if on_error is not None:
+                on_error()
             pytest.fail(
-                f"{where}: could not put {condition.text()} on the wire: {exc}", pytrace=False
+                f"{self._where(item)}: could not put {condition.text()} on the wire: {exc}",
+                pytrace=False,
             )
         try:
-            browser = next(browsers)
-        except BaseException:
+            self._record(item, condition)
+            yield condition
+        finally:
             self.link.clear()
-            raise
+
+    def _check(self, item: pytest.Item, base_url: str) -> None:
+        """Fail the item unless its condition can be put on this worker's wire."""
+        condition = self.condition_for(item)
+        assert condition is not None
+        where = self._where(item)
+        if why := self.prepare():
+            pytest.fail(f"{where} cannot be put on the wire here: {why}", pytrace=False)
+        from .link import unavailable as link_unavailable
+
+        if why := link_unavailable(condition):
+            pytest.fail(f"{where} cannot be put on the wire here: {why}", pytrace=False)
+        self._uplink(item, base_url, where)
+
+    def _record(self, item: pytest.Item, condition: Condition | None) -> None:
+        """Write the condition into the item's capture and report (once)."""
+        if condition is None:
+            return
         capture = item.stash.get(capture_key, None)
         if capture is not None:
             capture.network = condition.record()
-        item.user_properties.append((NETWORK_PROPERTY, f"{condition.name}: {condition.text()}"))
-        try:
-            yield browser
-        finally:
-            try:
-                next(browsers, None)  # the fixture's teardown: reset, captures written
-            finally:
-                self.link.clear()
+        prop = (NETWORK_PROPERTY, f"{condition.name}: {condition.text()}")
+        if prop not in item.user_properties:
+            item.user_properties.append(prop)
 
     def _where(self, item: pytest.Item) -> str:
-        from ..collect import WorkflowItem
-
-        if isinstance(item, WorkflowItem) and item.loaded.workflow.network:
-            workflow = item.loaded.workflow
-            return f"network {workflow.network!r} of workflow {workflow.name!r}"
+        text, _, loaded = _network_of(item)
+        if text and loaded is not None:
+            kind = "workflow" if hasattr(loaded, "workflow") else "scenario"
+            return f"network {text!r} of {kind} {loaded_name(loaded)!r}"
         return "--netgent-network"
 
     def _uplink(self, item: pytest.Item, base_url: str, where: str) -> None:
-        """Give the namespace its uplink now if the workflow may leave the machine, so
-        that the condition is put on it too; a worker that cannot have one fails the
-        item rather than run it half shaped."""
+        """Give the namespace its uplink now if a workflow may leave the machine, so that
+        the condition is put on it too; a worker that cannot have one fails the item
+        rather than run it half shaped."""
         from urllib.parse import urlsplit
 
         from .. import netns
-        from ..collect import WorkflowItem
         from ..run import substitute
 
-        if not isinstance(item, WorkflowItem):
-            return
-        workflow = item.loaded.workflow
-        values = {**workflow.vars, **item.params, "base_url": base_url}
-        hosts = [urlsplit(str(substitute(workflow.start_url, values))).hostname or ""]
-        hosts += list(workflow.allowed_hosts or [])
-        if netns.beyond_loopback(h for h in hosts if h) and (why := netns.ensure_uplink()):
-            pytest.fail(
-                f"{where}: workflow {workflow.name!r} may leave this machine "
-                f"({', '.join(h for h in hosts if h)}) but this worker has no uplink to "
-                f"shape: {why}",
-                pytrace=False,
-            )
+        for workflow, values in _workflows_of(item):
+            values = {**values, "base_url": base_url}
+            hosts = [urlsplit(str(substitute(workflow.start_url, values))).hostname or ""]
+            hosts += list(workflow.allowed_hosts or [])
+            if netns.beyond_loopback(h for h in hosts if h) and (why := netns.ensure_uplink()):
+                pytest.fail(
+                    f"{where}: workflow {workflow.name!r} may leave this machine "
+                    f"({', '.join(h for h in hosts if h)}) but this worker has no uplink to "
+                    f"shape: {why}",
+                    pytrace=False,
+                )
 
     def _bridge(self, base_url: str) -> None:
         from .. import netns
@@ -230,3 +264,37 @@ class NetworkPlugin:
             return
         if why := netns.bridge().reach(base_url):
             raise OSError(f"{base_url}: {why}")
+
+
+def _network_of(item: pytest.Item) -> tuple[str, dict[str, Any], Any]:
+    """The item's own ``network:`` text, the values that fill it, and the loaded
+    workflow or scenario it is written in (``("", {}, None)`` for none)."""
+    collect = sys.modules.get("pytest_netgent.collect")
+    scenario = sys.modules.get("pytest_netgent.scenario.item")
+    if collect is not None and isinstance(item, collect.WorkflowItem):
+        workflow = item.loaded.workflow
+        return workflow.network or "", {**workflow.vars, **item.params}, item.loaded
+    if scenario is not None and isinstance(item, scenario.ScenarioItem):
+        spec = item.loaded.scenario
+        return spec.network or "", {**spec.vars, **item.params}, item.loaded
+    return "", {}, None
+
+
+def _workflows_of(item: pytest.Item) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Each workflow the item runs, with its values."""
+    collect = sys.modules.get("pytest_netgent.collect")
+    scenario = sys.modules.get("pytest_netgent.scenario.item")
+    if collect is not None and isinstance(item, collect.WorkflowItem):
+        workflow = item.loaded.workflow
+        yield workflow, {**workflow.vars, **item.params}
+    elif scenario is not None and isinstance(item, scenario.ScenarioItem):
+        for member in item.loaded.members:
+            if member.loaded is not None:
+                workflow = member.loaded.workflow
+                yield workflow, {**workflow.vars, **item.params, **member.member.vars}
+
+
+def loaded_name(loaded: Any) -> str:
+    """The name of a loaded workflow or scenario."""
+    spec = getattr(loaded, "workflow", None) or loaded.scenario
+    return str(spec.name)

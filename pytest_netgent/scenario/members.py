@@ -1,0 +1,313 @@
+"""Running a scenario's members at the same time: each browser member on a browser and
+profile of its own in a thread, each command in a process group of its own.
+
+The scenario's clock starts once every browser is up. A member that fails stops the
+others (workflows at their next step, commands by SIGTERM to their group, then SIGKILL);
+the scenario's ``duration`` ends what still runs. Nothing outlives :meth:`Members.run`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NetgentError
+from ..run import RunResult, substitute
+from .spec import LoadedScenario, ResolvedMember
+
+if TYPE_CHECKING:
+    from ..runner import BrowserPool
+    from ..settings import Settings
+
+TAIL_BYTES = 2000
+"""How much of a command's output a failure report shows (its end)."""
+
+STOP_GRACE_S = 3.0
+"""Seconds a stopped command's group has between SIGTERM and SIGKILL."""
+
+
+@dataclass
+class Outcome:
+    """How one member ended."""
+
+    name: str
+    kind: str
+    passed: bool = False
+    stopped: bool = False
+    """Stopped before its end because another member failed."""
+    detail: str = ""
+    """Why it failed (a workflow's report, a command's exit status and output tail)."""
+    result: RunResult | None = None
+    runs: int = 0
+    """How many times a command ran."""
+    started: float = 0.0
+    ended: float = 0.0
+
+    @property
+    def status(self) -> str:
+        return "passed" if self.passed else "stopped" if self.stopped else "failed"
+
+
+@dataclass
+class Members:
+    """Runs the members of ``scenario`` (values filled) and reports each one's end."""
+
+    loaded: LoadedScenario
+    values: Mapping[str, Any]
+    settings: Settings
+    base_url: str
+    pools: Mapping[str, BrowserPool]
+    """The browser of each browser member, by name (started already)."""
+    groups: Mapping[str, int] = field(default_factory=dict)
+    """The group id each member's processes run under (empty: the caller's own)."""
+    folder: Path | None = None
+    """Where members write their files (``<folder>/<member>/``), if anywhere."""
+    nodeid: str = ""
+    command_logs: bool = False
+    """Keep each command's whole output in ``<folder>/<member>/command.log``."""
+    cancel: threading.Event = field(default_factory=threading.Event)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)
+    """Every secret a workflow member used (kept out of captures)."""
+    on_run: Callable[[str, Any], None] | None = None
+    """Called with each browser member's name and NetgentBrowser before its run starts."""
+    _failed: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self) -> dict[str, Outcome]:
+        """Run every member to its end (or the scenario's); returns their outcomes."""
+        scenario = self.loaded.scenario
+        self.t0 = time.monotonic()
+        self.outcomes = {
+            m.name: Outcome(m.name, m.kind) for m in self.loaded.members
+        }  # in the file's order
+        threads = []
+        for member in self.loaded.members:
+            target = self._browser if member.loaded is not None else self._command
+            thread = threading.Thread(
+                target=self._guarded, args=(target, member), name=f"netgent-member-{member.name}"
+            )
+            thread.start()
+            threads.append(thread)
+        end = self.t0 + scenario.duration if scenario.duration else None
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.5)
+                if end is not None and time.monotonic() > end + 60 and not self.cancel.is_set():
+                    # a member that outlives the scenario's end by a minute is stuck
+                    self.cancel.set()
+        return self.outcomes
+
+    def _guarded(self, target: Callable[[ResolvedMember], None], member: ResolvedMember) -> None:
+        outcome = self.outcomes[member.name]
+        try:
+            target(member)
+        except Exception as exc:  # a member's own crash fails it, never the others' run
+            outcome.passed = False
+            outcome.detail = f"{type(exc).__name__}: {exc}"
+        outcome.ended = outcome.ended or time.time()
+        if not outcome.passed and not outcome.stopped:
+            with self._lock:
+                self._failed.append(member.name)
+            self.cancel.set()
+
+    def _until(self, seconds: float) -> bool:
+        """Wait until ``seconds`` after the scenario's start; False if it was cancelled."""
+        delay = self.t0 + seconds - time.monotonic()
+        return not (delay > 0 and self.cancel.wait(delay)) and not self.cancel.is_set()
+
+    def _end_of(self, member: ResolvedMember) -> float | None:
+        """Seconds after the scenario's start at which ``member`` is ended, if ever."""
+        ends = [e for e in (member.member.stop, self.loaded.scenario.duration) if e is not None]
+        return min(ends) if ends else None
+
+    def _stopped(self, outcome: Outcome) -> None:
+        outcome.stopped = True
+        failed = ", ".join(repr(n) for n in self._failed) or "another member"
+        outcome.detail = f"stopped when member {failed} failed"
+
+    # ------------------------------------------------------------------ browsers
+
+    def _browser(self, member: ResolvedMember) -> None:
+        from ..runner import NetgentBrowser
+
+        outcome = self.outcomes[member.name]
+        assert member.loaded is not None
+        if not self._until(member.member.start):
+            self._stopped(outcome)
+            return
+        outcome.started = time.time()
+        browser = NetgentBrowser(self.pools[member.name], self.settings, self.base_url)
+        if self.on_run is not None:
+            self.on_run(member.name, browser)
+        workflow = member.loaded.workflow
+        params = {
+            k: substitute(v, self.values) for k, v in {**self.values, **member.member.vars}.items()
+            if k in workflow.known_names()
+        }  # fmt: skip
+        end = self._end_of(member)
+        duration = None if end is None else max(end - member.member.start, 0.1)
+        if workflow.duration is not None:
+            duration = min(duration or workflow.duration, workflow.duration)
+        result = browser.run(
+            member.loaded,
+            params=params,
+            heal=f"pytest --netgent-record '{member.loaded.path}::{workflow.name}'",
+            artifacts=self.folder / member.name if self.folder else None,
+            check=False,
+            duration=duration,
+            cancel=self.cancel,
+        )
+        self.secrets.update(browser.secrets)
+        outcome.result = result
+        outcome.ended = time.time()
+        outcome.passed = result.passed and result.error is None
+        if outcome.passed:
+            return
+        error = result.error
+        if self.cancel.is_set() and self._failed and _was_stopped(error):
+            self._stopped(outcome)
+            return
+        outcome.detail = error.report() if isinstance(error, NetgentError) else str(error)
+
+    # ------------------------------------------------------------------ commands
+
+    def _command(self, member: ResolvedMember) -> None:
+        outcome = self.outcomes[member.name]
+        spec = member.member
+        assert spec.run is not None
+        command = str(substitute(spec.run, self.values))
+        end = self._end_of(member)
+        runs = spec.repeat or 1
+        log = None
+        if self.folder is not None and self.command_logs:
+            (self.folder / member.name).mkdir(parents=True, exist_ok=True)
+            log = (self.folder / member.name / "command.log").open("ab")
+        try:
+            number = 0
+            while True:
+                due = spec.start + (number * spec.every if spec.every else 0.0)
+                if end is not None and spec.every and due >= end:
+                    break  # a periodic command's last run is the one before its end
+                if not self._until(due):
+                    if not number or self._failed:
+                        self._stopped(outcome)
+                    else:
+                        outcome.passed = True
+                    return
+                outcome.started = outcome.started or time.time()
+                number += 1
+                outcome.runs = number
+                status, tail, cut = self._once(member, command, end, log)
+                if cut == "stop" or (cut == "end" and spec.every):
+                    outcome.passed = True  # ended on purpose, at its stop or the scenario's end
+                    return
+                if cut == "cancel":
+                    self._stopped(outcome)
+                    return
+                if cut == "end":
+                    outcome.detail = (
+                        f"run {number} of {command!r} was still running when the scenario's "
+                        f"duration ({self.loaded.scenario.duration:g}s) ended; give the member "
+                        f"a 'stop' to end it on purpose{_tail(tail)}"
+                    )
+                    return
+                if status != 0:
+                    outcome.detail = (
+                        f"run {number} of {command!r} exited with status {status}{_tail(tail)}"
+                    )
+                    return
+                if not spec.every and number >= runs:
+                    break
+            outcome.passed = True
+        finally:
+            outcome.ended = time.time()
+            if log is not None:
+                log.close()
+
+    def _once(
+        self, member: ResolvedMember, command: str, end: float | None, log: Any
+    ) -> tuple[int, bytes, str]:
+        """Run ``command`` once: ``(exit status, output tail, why it was cut)`` where the
+        cut is "" (it exited), ``stop`` (the member's stop), ``end`` (the scenario's
+        duration) or ``cancel`` (another member failed)."""
+        kwargs: dict[str, Any] = {}
+        if member.name in self.groups:
+            kwargs["group"] = self.groups[member.name]
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=self.loaded.path.parent,
+            start_new_session=True,
+            **kwargs,
+        )
+        tail: deque[bytes] = deque()
+        size = [0]
+
+        def read() -> None:
+            out: Any = proc.stdout
+            for chunk in iter(lambda: out.read1(65536), b""):
+                if log is not None:
+                    log.write(chunk)
+                tail.append(chunk)
+                size[0] += len(chunk)
+                while size[0] - len(tail[0]) >= TAIL_BYTES:
+                    size[0] -= len(tail.popleft())
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        cut = ""
+        try:
+            while proc.poll() is None:
+                if self.cancel.is_set():
+                    cut = "cancel"
+                elif end is not None and time.monotonic() >= self.t0 + end:
+                    cut = "stop" if member.member.stop == end else "end"
+                if cut:
+                    _end_group(proc)
+                    break
+                self.cancel.wait(0.05)
+        finally:
+            if proc.poll() is None:
+                _end_group(proc)
+            reader.join(timeout=5)
+            if proc.stdout is not None:
+                proc.stdout.close()
+        return proc.returncode, b"".join(tail)[-TAIL_BYTES:], cut
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the command's process group, SIGKILL if it has not ended soon after;
+    whatever the shell started ends with it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=STOP_GRACE_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # the group, even if the shell has exited
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=STOP_GRACE_S)
+
+
+def _tail(output: bytes) -> str:
+    text = output.decode(errors="replace").strip()
+    if not text:
+        return " (no output)"
+    return "; its output ended with:\n" + "\n".join(f"    {line}" for line in text.splitlines())
+
+
+def _was_stopped(error: BaseException | None) -> bool:
+    from ..errors import RunStopped
+
+    return isinstance(error, RunStopped)
