@@ -51,6 +51,9 @@ class Run:
     output: str
     returncode: int
     rows: list[dict[str, str]]
+    """The workflow items' rows of the manifest."""
+    scenarios: list[dict[str, str]]
+    """The scenarios' rows and their members' rows."""
 
     def row(self, item: str) -> dict[str, str]:
         return next(r for r in self.rows if r["item"].endswith(item))
@@ -92,13 +95,14 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Run:
     manifest = root / "manifest.csv"
     assert manifest.is_file(), output
     rows = list(read_rows(manifest))
-    return Run(root, output, answer.returncode, rows)
+    items = [r for r in rows if not r["kind"]]
+    return Run(root, output, answer.returncode, items, [r for r in rows if r["kind"]])
 
 
 @needs_pcap
 def test_every_item_leaves_non_empty_captures_a_manifest_and_labels(captured: Run) -> None:
     assert captured.returncode == 0, captured.output
-    assert "23 passed" in captured.output
+    assert "25 passed" in captured.output  # 23 workflow items and 2 scenarios
     assert "netgent capture: pcap, har, netlog ->" in captured.output
     assert len(captured.rows) == 23
     assert {r["worker"] for r in captured.rows} == {"gw0", "gw1"}
@@ -118,7 +122,8 @@ def test_every_item_leaves_non_empty_captures_a_manifest_and_labels(captured: Ru
     assert params == {"quality": "540p"}
     labels = read_csv(captured.root / "labels.csv")
     assert labels[0] == ["Item", "Label"]
-    assert sorted(labels[1:]) == sorted([r["pcap"], r["category"]] for r in captured.rows)
+    every = [*captured.rows, *(r for r in captured.scenarios if r["kind"] == "scenario")]
+    assert sorted(labels[1:]) == sorted([r["pcap"], r["category"]] for r in every)
 
 
 @needs_pcap
@@ -604,3 +609,34 @@ def test_har_takes_extra_info_whenever_it_comes(extra_at: int) -> None:
     assert entry["request"]["url"] == url
     assert entry["response"]["status"] == 200
     assert entry["response"]["statusText"] == "OK"
+
+
+@needs_pcap
+def test_each_scenario_has_one_pcap_with_its_flows_labelled_by_member(captured: Run) -> None:
+    scenarios = [r for r in captured.scenarios if r["kind"] == "scenario"]
+    assert {r["workflow"] for r in scenarios} == {"evening-at-home", "call-while-live"}
+    for row in scenarios:
+        assert row["outcome"] == "passed" and row["category"] == "mixed", row
+        assert int(row["pcap_dropped"]) == 0
+        members = [m for m in captured.scenarios if m["scenario"] == row["item"]]
+        assert len(members) == 3 and all(m["outcome"] == "passed" for m in members)
+        assert not any(m["pcap"] for m in members)  # one pcap: the scenario's
+        folder = captured.root / row["folder"]
+        flows = read_rows(folder / "flows.csv")
+        pcap = read_pcap(captured.root / row["pcap"])
+        labelled = sum(int(f["packets"]) for f in flows if f["member"])
+        assert labelled / len(pcap.packets) >= 0.99, (row["item"], labelled, len(pcap.packets))
+        assert float(row["labelled_packets"]) >= 0.99
+        names = {m["item"].rsplit("::", 1)[1]: m for m in members}
+        assert {f["member"] for f in flows} == set(names)  # every member made traffic
+        for flow in flows:
+            member = names[flow["member"]]
+            assert flow["kind"] == member["kind"] and flow["category"] == member["category"]
+            if member["kind"] == "browser":
+                assert flow["state"], flow  # the state it opened in, or (start_url)
+                for kind in ("har", "netlog", "timeline"):
+                    assert (captured.root / member[kind]).stat().st_size > 0, (member, kind)
+        # the video call's media (UDP, opened by the server's peer) is the call's
+        if row["workflow"] == "call-while-live":
+            udp = [f for f in flows if f["proto"] == "udp"]
+            assert udp and {f["member"] for f in udp} == {"call"}

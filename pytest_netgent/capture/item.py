@@ -59,10 +59,12 @@ class ItemCapture:
                     (self.folder / old).unlink()
         self.folder.mkdir(parents=True, exist_ok=True)
 
-    def start(self, driver: WebDriver | None, exclude_ports: Iterable[int] = ()) -> None:
+    def start(
+        self, driver: WebDriver | None, exclude_ports: Iterable[int] = (), buffer_kib: int = 8192
+    ) -> None:
         """Start the packet capture (the browser runs already, its WebDriver and DevTools
-        traffic left out, and ``exclude_ports``); network events logged before now are
-        dropped."""
+        traffic left out, and ``exclude_ports``; ``buffer_kib`` of kernel buffer for
+        bursts); network events logged before now are dropped."""
         self.started = time.time()
         if "har" in self.settings.modes and driver is not None:
             self.har_events(driver)
@@ -71,7 +73,7 @@ class ItemCapture:
 
             self._captured_packets = True
             ports = [*exclude_ports, *(browser_ports(driver) if driver is not None else [])]
-            tcpdump = Tcpdump(self.folder / FILES["pcap"], ports, interfaces())
+            tcpdump = Tcpdump(self.folder / FILES["pcap"], ports, interfaces(), buffer_kib)
             tcpdump.start()
             self._tcpdump = tcpdump
 

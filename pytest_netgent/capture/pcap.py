@@ -28,9 +28,15 @@ class Tcpdump:
     pcap in time order when stopped."""
 
     def __init__(
-        self, path: Path, exclude_ports: Iterable[int] = (), interfaces: Iterable[str] = ("lo",)
+        self,
+        path: Path,
+        exclude_ports: Iterable[int] = (),
+        interfaces: Iterable[str] = ("lo",),
+        buffer_kib: int = 8192,
     ):
         self.path = path
+        self.buffer_kib = buffer_kib
+        """The kernel's buffer for each tcpdump: room for bursts (video segments)."""
         self.exclude_ports = sorted({p for p in exclude_ports if p})
         self.interfaces: list[str] = []
         self._pending = list(interfaces)
@@ -67,7 +73,7 @@ class Tcpdump:
                 "-s",
                 "0",
                 "-B",
-                "8192",  # KiB: room for bursts (video segments) on a busy machine
+                str(self.buffer_kib),
                 "-n",
                 "-Z",
                 "root",  # keep writing as root: the artifacts folder is ours

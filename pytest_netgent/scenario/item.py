@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from .members import Outcome
 
 
+SCENARIO_BUFFER_KIB = 65536
+"""tcpdump's kernel buffer for a scenario's pcap (KiB)."""
+
+
 class ScenarioFailed(NetgentError):
     """Members of a scenario failed: one report per failed member, then the stopped ones."""
 
@@ -176,7 +180,8 @@ class _Run:
         self.stack.enter_context(network_plugin(item.config).hold(item, ports, self.base_url))
         if self.capture is not None:
             self.stack.callback(self._finish_captures)
-            self.capture.start(None, exclude_ports=ports)
+            # several members' bursts at once: a larger buffer than one item's
+            self.capture.start(None, exclude_ports=ports, buffer_kib=SCENARIO_BUFFER_KIB)
             for name, member_capture in self.member_captures.items():
                 pool = self.pools.get(name)
                 if pool is not None and pool.running is not None:
@@ -202,6 +207,7 @@ class _Run:
             workflow=scenario.name,
             category=scenario.category,
             parameters=dict(item.params),
+            kind="scenario",
             settings=dataclasses.replace(settings.capture, modes=settings.capture.modes & {"pcap"}),
         )
         self.capture.prepare()
