@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import csv
 import json
+import os
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -236,3 +237,22 @@ def read_pcap(path: Path) -> Pcap:
                     Packet(ts, "udp", l4.sport, l4.dport, 0, bytes(l4.data), bytes(buf), *ends)
                 )
     return pcap
+
+
+def leftovers(tmp: Path) -> tuple[list[str], list[int]]:
+    """What browsers left in the temporary folder ``tmp`` (profiles, sockets, scratch
+    folders) and the processes still running with their files there (a renderer names
+    no folder on its command line, but its environment's TMPDIR is there)."""
+    folders = sorted(p.name for p in tmp.iterdir())
+    mine = str(tmp).encode()
+    running = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                seen = Path(f"/proc/{entry}/cmdline").read_bytes()
+                seen += Path(f"/proc/{entry}/environ").read_bytes()
+            except OSError:
+                continue
+            if b"--user-data-dir=" + mine in seen or b"TMPDIR=" + mine in seen:
+                running.append(int(entry))
+    return folders, running

@@ -22,7 +22,7 @@ import pytest
 from pytest_netgent import store
 from pytest_netgent.automaton import Automaton, State
 
-from .helpers import QUIET, Project, kill_conftest
+from .helpers import QUIET, Project, kill_conftest, leftovers
 
 # --------------------------------------------------------------------------- data loss
 
@@ -779,25 +779,6 @@ def test_a_slow_api_is_a_timeout_not_ui_drift(project: Project, slow_server: str
         ]
     )
     assert "heal with" not in result.stdout.str()
-
-
-def leftovers(tmp: Path) -> tuple[list[str], list[int]]:
-    """What browsers left in the temporary folder ``tmp`` (profiles, sockets, scratch
-    folders) and the processes still running with their files there (a renderer names
-    no folder on its command line, but its environment's TMPDIR is there)."""
-    folders = sorted(p.name for p in tmp.iterdir())
-    mine = str(tmp).encode()
-    running = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                seen = Path(f"/proc/{entry}/cmdline").read_bytes()
-                seen += Path(f"/proc/{entry}/environ").read_bytes()
-            except OSError:
-                continue
-            if b"--user-data-dir=" + mine in seen or b"TMPDIR=" + mine in seen:
-                running.append(int(entry))
-    return folders, running
 
 
 WAITS = """

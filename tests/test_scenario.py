@@ -1,0 +1,268 @@
+"""Scenarios: several members at once in one item, their failures, their spread over
+workers, and their flows labelled by member, checked against the server's own record of
+which client port asked for which path."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_netgent import netns
+
+from .helpers import QUIET, leftovers, read_pcap, read_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The local applications served inside the worker (so inside its own network namespace
+# under capture), their request record written out when the session ends.
+CONFTEST = f"""
+import json, os, sys
+import pytest
+sys.path.insert(0, {str(ROOT)!r})
+from fixtures import serve
+
+@pytest.fixture(scope="session")
+def base_url():
+    with serve() as server:
+        yield server.url
+        record = os.environ.get("SERVER_RECORD")
+        if record:
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            with open(f"{{record}}.{{worker}}.json", "w") as out:
+                json.dump({{"url": server.url, "requests": list(server.requests)}}, out)
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> Path:
+    """A project with the example wiki workflows (and their states) and a conftest that
+    serves the local applications."""
+    shutil.copytree(ROOT / "example_suites" / "wiki", pytester.path / "wiki")
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini("[pytest]\nnetgent_state_timeout = 5\n")
+    return pytester.path
+
+
+def scenario(path: Path, name: str, text: str) -> Path:
+    file = path / f"{name}.netgent.yaml"
+    file.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return file
+
+
+def run(
+    path: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *QUIET,
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            *args,
+        ],
+        cwd=path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+SAME_HOST = """
+name: two-readers
+scenario:
+  - name: searcher
+    workflow: wiki/search.netgent.yaml::wiki-search
+    vars: {query: WebRTC}
+  - name: reader
+    workflow: wiki/browse.netgent.yaml::read-featured
+  - name: fetcher
+    run: curl -sS --fail -o /dev/null '{base_url}/files/300KB?by=fetcher'
+    repeat: 2
+    start: 0.5
+"""
+
+
+@pytest.mark.skipif(bool(netns.unavailable()), reason=f"no pcap here: {netns.unavailable()}")
+def test_flows_to_one_host_are_labelled_by_the_member_that_opened_them(
+    project: Path, tmp_path: Path
+) -> None:
+    scenario(project, "home", SAME_HOST)
+    artifacts = tmp_path / "artifacts"
+    record = tmp_path / "record"
+    answer = run(
+        project,
+        "home.netgent.yaml",
+        "--netgent-capture=pcap,har",
+        f"--netgent-artifacts={artifacts}",
+        env={"SERVER_RECORD": str(record)},
+    )
+    assert answer.returncode == 0, answer.stdout + answer.stderr
+    rows = read_rows(artifacts / "manifest.csv")
+    (row,) = [r for r in rows if r["kind"] == "scenario"]
+    members = {r["item"].rsplit("::", 1)[1]: r for r in rows if r["scenario"] == row["item"]}
+    assert {m: r["kind"] for m, r in members.items()} == {
+        "searcher": "browser", "reader": "browser", "fetcher": "command"
+    }  # fmt: skip
+    flows = read_rows(artifacts / row["folder"] / "flows.csv")
+    server = json.loads(Path(f"{record}.main.json").read_text())
+    port = int(server["url"].rsplit(":", 1)[1])
+    asked: dict[int, list[str]] = {}
+    for client, _, path in server["requests"]:
+        asked.setdefault(client, []).append(path)
+    to_server = [f for f in flows if f["proto"] == "tcp" and int(f["dport"]) == port]
+    by_port = {int(f["sport"]): f for f in to_server}
+    assert len(by_port) == len(to_server)  # no flow is listed twice
+    # every connection the server saw is one labelled flow of the pcap
+    assert set(asked) <= set(by_port), ({p: asked[p] for p in set(asked) - set(by_port)}, flows)
+    paths: dict[str, list[str]] = {}
+    for client, seen in asked.items():
+        paths.setdefault(by_port[client]["member"], []).extend(seen)
+    assert paths["fetcher"] == ["/files/300KB?by=fetcher"] * 2  # its two runs, nothing else
+    assert "/wiki/search?q=WebRTC" in paths["searcher"]
+    assert not any("search" in p for p in paths["reader"]), paths["reader"]
+    assert any(p.rstrip("/").lower().endswith("quic") for p in paths["reader"]), paths["reader"]
+    assert not any(p.rstrip("/").lower().endswith("quic") for p in paths["searcher"])
+    # the states the flows opened in come from each member's own timeline
+    states = {f["state"] for f in to_server if f["member"] == "searcher"}
+    assert states <= {"(start_url)", "Home page", "Results", "Article"}
+    assert {f["state"] for f in to_server if f["member"] == "fetcher"} == {""}
+    pcap = read_pcap(artifacts / row["pcap"])
+    labelled = sum(int(f["packets"]) for f in flows if f["member"])
+    assert labelled >= 0.99 * len(pcap.packets)
+    for name in ("searcher", "reader"):
+        har = json.loads((artifacts / members[name]["har"]).read_text())
+        assert har["log"]["entries"], name  # each browser member's own HAR
+
+
+FAILING = """
+name: broken-evening
+scenario:
+  - name: reader
+    workflow: wiki/browse.netgent.yaml::read-featured
+    start: 2
+  - name: sleeper
+    run: sleep 31.5
+  - name: broken
+    run: echo fetching; echo 'no such file' >&2; exit 3
+    start: 1
+"""
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="ng-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_failing_member_fails_the_item_by_name_and_stops_the_others(
+    project: Path, short_tmp: Path
+) -> None:
+    scenario(project, "broken", FAILING)
+    started = time.monotonic()
+    answer = run(project, "broken.netgent.yaml", env={"TMPDIR": str(short_tmp)})
+    output = answer.stdout
+    assert answer.returncode == 1, output + answer.stderr
+    assert time.monotonic() - started < 25  # the 31.5 s sleep did not run out
+    assert "scenario 'broken-evening': 1 of 3 members failed" in output
+    assert "member 'broken' (command) failed:" in output
+    assert "exited with status 3" in output and "no such file" in output
+    assert "member 'sleeper' (command): stopped when member 'broken' failed" in output
+    assert "member 'reader' (browser): stopped when member 'broken' failed" in output
+    found = subprocess.run(["pgrep", "-f", "sleep 31.5"], capture_output=True, check=False)
+    assert found.returncode == 1, found.stdout  # the command's process group is gone
+    time.sleep(1)
+    assert leftovers(short_tmp) == ([], [])  # no browser, no profile
+
+
+def test_two_scenarios_spread_over_two_workers(project: Path) -> None:
+    for n in (1, 2):
+        scenario(
+            project,
+            f"pair{n}",
+            f"""
+            name: pair{n}
+            scenario:
+              - workflow: wiki/browse.netgent.yaml::read-featured
+              - name: ping
+                run: curl -sS --fail -o /dev/null {{base_url}}/wiki/
+                every: 1
+                stop: 4
+            """,
+        )
+    answer = run(project, "pair1.netgent.yaml", "pair2.netgent.yaml", "-n", "2", "-v")
+    assert answer.returncode == 0, answer.stdout + answer.stderr
+    lines = [line for line in answer.stdout.splitlines() if "PASSED" in line]
+    assert len(lines) == 2
+    assert {line.split("]")[0] for line in lines} == {"[gw0", "[gw1"}
+
+
+BAD = """
+name: both
+scenario:
+  - workflow: wiki/browse.netgent.yaml::read-featured
+    run: curl x
+---
+name: forever
+scenario:
+  - run: curl -s {base_url}/
+    every: 2
+---
+name: nowhere
+scenario:
+  - workflow: wiki/nope.netgent.yaml
+---
+name: unchosen
+scenario:
+  - workflow: wiki/search.netgent.yaml
+---
+name: typo
+scenario:
+  - workflow: wiki/browse.netgent.yaml::read-featurd
+---
+name: extra
+scenario:
+  - run: "true"
+    stat: 1
+---
+name: fine
+scenario:
+  - run: "true"
+"""
+
+
+def test_a_bad_scenario_fails_its_own_item_with_its_line_and_fix(project: Path) -> None:
+    scenario(project, "bad", BAD)
+    answer = run(project, "bad.netgent.yaml", "-rA")
+    out = answer.stdout
+    assert "1 passed, 6 errors" in out, out
+    expected = [
+        "bad.netgent.yaml:3: a member is either a workflow ('workflow: PATH::NAME') or a "
+        "command ('run: ...'): give exactly one of the two",
+        "bad.netgent.yaml:8: member 'curl' runs again 'every' few seconds and has no 'stop': "
+        "give the member a 'stop' or the scenario a 'duration' (seconds)",
+        "bad.netgent.yaml:13: workflow file 'wiki/nope.netgent.yaml' not found",
+        "bad.netgent.yaml:17: workflow 'wiki-search' is parametrized by query: choose a value "
+        "under the member's 'vars', e.g. vars: {query: 'networking'}",
+        "bad.netgent.yaml:21: wiki/browse.netgent.yaml has no workflow named "
+        "'read-featurd': did you mean 'read-featured'?",
+        "bad.netgent.yaml:26: unknown key 'stat' in a member: did you mean 'start'?",
+    ]
+    for text in expected:
+        assert text in out, (text, out)
