@@ -242,6 +242,15 @@ class WorkflowItem(pytest.Function):
         # quoted for the shell: a workflow name is the user's text, and so is a path
         return f"pytest --netgent-record {shlex.quote(self.nodeid)}"
 
+    def capture_fields(self) -> dict[str, Any]:
+        """What its captures' manifest row says of the item."""
+        workflow = self.loaded.workflow
+        return {
+            "workflow": workflow.name,
+            "category": workflow.category or "",
+            "parameters": dict(self.params),
+        }
+
     def artifacts_dir(self, root: Path) -> Path:
         """This item's folder under ``--netgent-artifacts`` (screenshots, captures); no
         secret value is ever part of its name."""

@@ -27,7 +27,12 @@ def _convert_parser() -> argparse.ArgumentParser:
         "a NetGent prompts file, or one that replays a NetGent state repository (with the "
         "repository as its cached states); a folder converts every repository in it.",
     )
-    parser.add_argument("prompts", metavar="PROMPTS.json|STATES.json|DIR")
+    parser.add_argument(
+        "prompts",
+        nargs="+",
+        metavar="PROMPTS.json|STATES.json|DIR",
+        help="one file or folder; several STATES.json and SCRIPT.sh make a scenario",
+    )
     parser.add_argument(
         "-o",
         "--output",
@@ -50,6 +55,9 @@ def convert(argv: Sequence[str]) -> int:
     """``netgent convert PROMPTS.json``: the equivalent ``.netgent.yaml``;
     ``netgent convert STATES.json|DIR``: workflow files replaying state repositories."""
     args = _convert_parser().parse_args(argv)
+    if len(args.prompts) > 1 or args.prompts[0].endswith(".sh"):
+        return convert_set([Path(p) for p in args.prompts], args)
+    args.prompts = args.prompts[0]
     source = Path(args.prompts)
     if source.is_dir():
         return convert_repositories(sorted(source.glob("*.json")), args, folder=source)
@@ -336,3 +344,78 @@ def _action_words(action: Any) -> str:
     }
     describe: Callable[[], str] = action.describe
     return words.get(action.type, describe)()
+
+
+def convert_set(files: Sequence[Path], args: argparse.Namespace) -> int:
+    """``netgent convert A.json B.json C.sh -o DIR``: a workflow file per repository (as
+    for one) and ``DIR/NAME.netgent.yaml``, a scenario running them all at once with each
+    script as a command member (NAME: ``--name``, default ``mixed``)."""
+    import yaml
+
+    out_dir = Path(args.output) if args.output else Path.cwd()
+    if not out_dir.is_dir():
+        raise BadInput(f"-o {out_dir}: no such folder (create it first)")
+    name = args.name or "mixed"
+    scenario_file = out_dir / f"{name}.netgent.yaml"
+    if scenario_file.exists() and not args.force:
+        raise BadInput(f"{scenario_file} exists: pass --force to overwrite it, or --name another")
+    repositories: list[Path] = []
+    members: list[dict[str, Any]] = []
+    for path in files:
+        if not path.is_file():
+            raise BadInput(f"{path}: no such file")
+        stem = path.name.removesuffix(path.suffix)
+        for suffix in ("_result", "-result", "_states", "-states"):
+            stem = stem.removesuffix(suffix)
+        if path.suffix == ".sh":
+            script = os.path.relpath(path.resolve(), out_dir.resolve())
+            members.append({"name": stem, "run": f"bash {script}"})
+        elif path.suffix == ".json" and _is_repository(read_json(str(path), "STATES")):
+            repositories.append(path)
+            members.append({"name": stem, "workflow": f"{stem}.netgent.yaml::{stem}"})
+        else:
+            raise BadInput(
+                f"{path}: a scenario is made of NetGent state repositories (.json, with "
+                "checks and actions) and shell scripts (.sh); convert a prompts file alone"
+            )
+    names = [m["name"] for m in members]
+    if len(set(names)) != len(names):
+        raise BadInput(f"two inputs have one name ({', '.join(names)}): rename one of them")
+    if repositories:
+        convert_repositories(repositories, argparse.Namespace(**{**vars(args), "name": None}))
+    doc = {
+        "name": name,
+        "description": "Converted from `netgent " + " ".join(p.name for p in files) + "`",
+        "category": "mixed",
+        "scenario": members,
+    }
+    header = (
+        "# Converted by `netgent convert`: the repositories and scripts NetGent ran at the\n"
+        "# same time, as one pytest item (give it a 'duration' if a member never ends).\n"
+    )
+    text = header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=96)
+    tmp = scenario_file.with_name(scenario_file.name + ".tmp")
+    tmp.write_text(text, "utf-8")
+    try:
+        _validate_scenario(tmp, scenario_file)
+        os.replace(tmp, scenario_file)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"netgent: wrote {scenario_file} ({len(members)} members)", file=sys.stderr)
+    return OK
+
+
+def _validate_scenario(tmp: Path, out: Path) -> None:
+    from .errors import WorkflowSpecError
+    from .scenario.spec import load_scenario
+    from .spec import BadDocument, ScenarioDocument, load_documents
+
+    for doc in load_documents(tmp):
+        if isinstance(doc, BadDocument):
+            raise BadInput(f"{out}: the converted scenario is not valid: {doc.error.message}")
+        if isinstance(doc, ScenarioDocument):
+            try:
+                load_scenario(doc)
+            except WorkflowSpecError as exc:
+                why = f"{out}: the converted scenario is not valid: {exc.message}"
+                raise BadInput(why) from None

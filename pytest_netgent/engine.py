@@ -35,15 +35,8 @@ from .browser.page import Tick, evaluate, watch_requests
 from .browser.session import START_PAGES, browser_gone, focus_tab, origin_of
 from .browser.video import VideoSampler
 from .browser.watchdog import Watchdog
-from .errors import (
-    BrowserError,
-    DriftContext,
-    NavigationError,
-    NetgentError,
-    ReplayError,
-    RunStopped,
-)
-from .run import RunResult, RunSettings, TimelineEvent, host_allowed, substitute
+from .errors import BrowserError, DriftContext, NetgentError, ReplayError
+from .run import RunResult, RunSettings, TimelineEvent, check_host, host_allowed, substitute
 from .secrets import Redactor
 
 if TYPE_CHECKING:
@@ -169,17 +162,8 @@ class Engine:
         self._allow(url, "navigation to")
 
     def _allow(self, url: str, what: str) -> None:
-        if self.guard is not None and self.guard.blocked:
-            raise NavigationError(
-                f"the page tried to open {self.redact(self.guard.blocked[0])}, outside "
-                f"allowed_hosts {self.allowed}: it was stopped before any request left; "
-                "add the host to the workflow's 'allowed_hosts' if this is expected"
-            )
-        if not host_allowed(url, self.allowed):
-            raise NavigationError(
-                f"{what} {self.redact(url)} is outside allowed_hosts {self.allowed}: "
-                "add the host to the workflow's 'allowed_hosts' if this is expected"
-            )
+        blocked = self.guard.blocked[0] if self.guard is not None and self.guard.blocked else ""
+        check_host(url, self.allowed, what, self.redact, blocked)
 
     def put_state(self, state: State, *, replace: bool = True) -> int:
         """Add ``state`` (or replace the one of its name) in declared order; its index.
@@ -252,8 +236,6 @@ class Engine:
         except BrowserError as exc:
             dead = True
             self._fail(exc, self.redact(str(exc)))
-        except RunStopped as exc:
-            self._fail(exc, str(exc))
         except NetgentError as exc:
             error = (
                 exc
@@ -282,12 +264,6 @@ class Engine:
                 self.sampler.abandon()
         return self.result
 
-    def _check_cancel(self) -> None:
-        cancel = self.settings.cancel
-        if cancel is not None and cancel.is_set():
-            steps = self.result.steps
-            raise RunStopped(f"workflow {self.workflow!r} was stopped after {steps} steps")
-
     def _stop_sampling(self) -> None:
         """Sampling and the stats log end with the run: take the last samples."""
         # a page that is gone (a navigation, an alert) takes its last samples with it
@@ -312,7 +288,7 @@ class Engine:
         actions_deadline = min(deadline, end_at) if end_at else deadline
         state_deadline = time.monotonic() + self._wait_for_state()
         while True:
-            self._check_cancel()
+            self.settings.check_cancel(self.workflow, self.result.steps)
             now = time.monotonic()
             if end_at is not None and now >= end_at:
                 self._duration_reached(last_fired)
@@ -505,7 +481,7 @@ class Engine:
         self, state: str, number: int, action: Action, deadline: float | None = None
     ) -> None:
         """Run one action (placeholders substituted), recording it in the timeline."""
-        self._check_cancel()
+        self.settings.check_cancel(self.workflow, self.result.steps)
         given = deadline is not None
         deadline = deadline or self._t0 + self.settings.timeout
         if time.monotonic() >= deadline:

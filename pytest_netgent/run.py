@@ -6,14 +6,14 @@ from __future__ import annotations
 import fnmatch
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .browser.video import QoeSample
-from .errors import NetgentError
+from .errors import NavigationError, NetgentError, RunStopped
 from .spec import PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -88,6 +88,12 @@ class RunSettings:
     """Set from another thread to stop the run at its next step or during a wait (a
     scenario stops its other members so when one fails)."""
     watch_requests: bool = True
+
+    def check_cancel(self, workflow: str, steps: int) -> None:
+        """Raise :class:`~.errors.RunStopped` once :attr:`cancel` is set."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise RunStopped(f"workflow {workflow!r} was stopped after {steps} steps")
+
     """Watch the page's requests so a slow server is not reported as UI drift (off in
     UC mode, whose pages must not see any change to ``fetch``)."""
 
@@ -123,3 +129,22 @@ def host_allowed(url: str, allowed: list[str] | None) -> bool:
         return True
     host = parts.hostname or ""
     return any(a == "*" or fnmatch.fnmatch(host, a.lower()) for a in allowed)
+
+
+def check_host(
+    url: str, allowed: list[str] | None, what: str, redact: Callable[[str], str], blocked: str = ""
+) -> None:
+    """Raise :class:`NavigationError` for a URL outside ``allowed`` (``what`` says how it
+    came: "navigation to", "the browser went to"), or for one the navigation guard
+    ``blocked`` before it was requested."""
+    if blocked:
+        raise NavigationError(
+            f"the page tried to open {redact(blocked)}, outside allowed_hosts {allowed}: it "
+            "was stopped before any request left; add the host to the workflow's "
+            "'allowed_hosts' if this is expected"
+        )
+    if not host_allowed(url, allowed):
+        raise NavigationError(
+            f"{what} {redact(url)} is outside allowed_hosts {allowed}: add the host to the "
+            "workflow's 'allowed_hosts' if this is expected"
+        )

@@ -23,6 +23,7 @@ LAST_LINE = {
     "llm_calls.py": r"ratio heal/record calls: \d+\.\d+",
     "network.py": r"ratio overhead shaped-none/plain: \d+\.\d+",
     "replay.py": r"ratio replay/handwritten: \d+\.\d+",
+    "scenario.py": r"ratio scenario/item: \d+\.\d+",
     "scale.py": r"ratio collect yaml/python: \d+\.\d+",
     "startup.py": r"startup over bare: -?\d+ ms \(base\), -?\d+ ms \(all extras\)",
 }

@@ -321,3 +321,77 @@ def test_console_script_help_and_version() -> None:
         [sys.executable, "-m", "pytest_netgent.cli", "-e"], capture_output=True, text=True
     )
     assert done.returncode == 2
+
+
+def test_several_repositories_and_scripts_run_at_once_each_with_its_result(
+    tmp_path: Path, base_url: str, changed_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    search = write(tmp_path / "search_result.json", NETGENT_REPOSITORY)
+    other = write(tmp_path / "again.json", NETGENT_REPOSITORY)
+    script = tmp_path / "fetch.sh"
+    script.write_text(f"curl -sS --fail -o /dev/null {base_url}/files/2MB && echo fetched\n")
+    out = tmp_path / "out"
+    status, _, err = netgent(
+        capsys, str(search), str(other), str(script), "--out", str(out),
+        "--var", f"base_url={base_url}",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "all 3 succeeded" in err
+    for name in ("search", "again"):
+        result = json.loads((out / name / f"{name}_result.json").read_text())
+        assert result["reached_end"] and result["end_state"] == "Searched"
+        assert "end state reached: Searched" in (out / name / f"{name}.log").read_text()
+    fetched = json.loads((out / "fetch" / "fetch_result.json").read_text())
+    assert fetched["exit_status"] == 0
+    assert (out / "fetch" / "fetch.log").read_text() == "fetched\n"
+    # at the same time: each run began before the others ended
+    spans = [(fetched["started"], fetched["started"])]
+    for name in ("search", "again"):
+        timeline = json.loads((out / name / f"{name}_result.json").read_text())["timeline"]
+        spans.append((timeline[0]["at"], timeline[-1]["at"]))
+    assert max(start for start, _ in spans) < min(end for _, end in spans[1:]), spans
+
+    # one failing script and one drifting repository: exit 1, each named, others done
+    script.write_text("echo trying; exit 4\n")
+    status, _, err = netgent(
+        capsys, str(search), str(other), str(script), "--out", str(out),
+        "--var", f"base_url={changed_url}", "--state-timeout", "2",
+    )  # fmt: skip
+    assert status == 1
+    assert "3 of 3 failed: search, again, fetch" in err
+    assert json.loads((out / "fetch" / "fetch_result.json").read_text())["exit_status"] == 4
+    assert "UI drift" in (out / "search" / "search.log").read_text()
+
+    # bad input stops everything before anything runs
+    status, _, err = netgent(capsys, str(search), str(tmp_path / "nope.sh"), "--out", str(out))
+    assert status == 2 and "nope.sh: no such file" in err
+    write(tmp_path / "search.json", NETGENT_REPOSITORY)
+    status, _, err = netgent(capsys, str(search), str(tmp_path / "search.json"))
+    assert status == 2 and "would both write out/search/" in err
+
+
+def test_convert_turns_a_multi_application_run_into_a_scenario(
+    tmp_path: Path, base_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = tmp_path / "netgent"
+    inputs.mkdir()
+    write(inputs / "search_result.json", NETGENT_REPOSITORY)
+    (inputs / "fetch.sh").write_text(f"curl -sS --fail -o /dev/null {base_url}/files/1MB\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    status, _, err = netgent(
+        capsys, "convert", str(inputs / "search_result.json"), str(inputs / "fetch.sh"),
+        "-o", str(project), "--name", "evening",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "wrote" in err and "evening.netgent.yaml (2 members)" in err
+    text = (project / "evening.netgent.yaml").read_text()
+    assert "workflow: search.netgent.yaml::search" in text
+    assert "run: bash ../netgent/fetch.sh" in text
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *QUIET, "-p", "no:randomly", "evening.netgent.yaml",
+         f"--netgent-base-url={base_url}", "-v"],
+        cwd=project, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "evening.netgent.yaml::evening PASSED" in done.stdout

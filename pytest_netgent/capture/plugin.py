@@ -169,16 +169,9 @@ class CapturePlugin:
             return
         capture = item.stash.get(capture_key, None)
         if capture is None:
-            from ..collect import WorkflowItem
-            from ..scenario.item import ScenarioItem
-
-            if isinstance(item, ScenarioItem):
-                capture = self.item_capture(item, folder=item.artifacts_dir(settings.capture.root))
-                capture.kind = "scenario"
-            elif isinstance(item, WorkflowItem):
-                capture = self.item_capture(item)  # failed before its browser started
-            else:
+            if not hasattr(item, "capture_fields"):
                 return  # a test without netgent_browser captured nothing
+            capture = self.item_capture(item)  # failed before its browser started
         if phases.get("setup") == "failed" or phases.get("teardown") == "failed":
             capture.outcome = "error"
         elif "failed" in phases.values():
@@ -208,16 +201,16 @@ class CapturePlugin:
     ) -> ItemCapture:
         """The captures of ``item`` (a workflow's name, category and parameters filled
         in), in ``folder`` (default: the item's own) as ``settings`` say (default: the
-        session's); ``fields`` set any other of :class:`ItemCapture`'s fields."""
-        from ..collect import WorkflowItem
+        session's); ``fields`` set any other of :class:`ItemCapture`'s fields.
 
+        An item of a workflow file tells what it is through its ``capture_fields()``
+        (workflow, category, parameters, kind) and ``artifacts_dir(root)``."""
         root = self.settings.capture.root
         values: dict[str, Any] = {"workflow": "", "category": "", "parameters": {}}
-        if isinstance(item, WorkflowItem):
-            workflow = item.loaded.workflow
-            values.update(workflow=workflow.name, category=workflow.category or "")
-            values["parameters"] = dict(item.params)
-            folder = folder or item.artifacts_dir(root)
+        described: Any = item
+        if hasattr(described, "capture_fields"):
+            values.update(described.capture_fields())
+            folder = folder or described.artifacts_dir(root)
         values.update(fields)
         return ItemCapture(
             settings=settings or self.settings.capture,
@@ -251,7 +244,6 @@ class CapturePlugin:
         settings = self.settings
         from .. import netns
         from ..browser.session import browser_ports
-        from ..collect import WorkflowItem
         from ..runner import NetgentBrowser
         from . import CaptureError
         from .pcap import CLEAR_NETWORK_STATE
@@ -261,8 +253,9 @@ class CapturePlugin:
         item.stash[capture_key] = capture
         capture.prepare()
         sealed = settings.capture.pcap and netns.isolated()  # in this worker's own namespace
-        if sealed and isinstance(item, WorkflowItem):
-            self._uplink_for(item.loaded, base_url)
+        loaded = getattr(item, "loaded", None)
+        if sealed and loaded is not None and hasattr(loaded, "workflow"):
+            self._uplink_for(loaded, base_url)
         if sealed and base_url and (why := netns.bridge().reach(base_url)):
             pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
         try:

@@ -67,6 +67,16 @@ class ScenarioItem(pytest.Function):
         self.params = params
         self.outcomes: list[Outcome] = []
 
+    def capture_fields(self) -> dict[str, Any]:
+        """What its captures' manifest row says of the scenario."""
+        scenario = self.loaded.scenario
+        return {
+            "workflow": scenario.name,
+            "category": scenario.category,
+            "parameters": dict(self.params),
+            "kind": "scenario",
+        }
+
     def artifacts_dir(self, root: Path) -> Path:
         """This scenario's folder under ``--netgent-artifacts``."""
         from ..capture import folder_name
@@ -163,7 +173,13 @@ class _Run:
         if labelled:
             from .owners import FIRST_GROUP, unavailable
 
-            if why := unavailable():
+            why = unavailable()
+            if settings.browser.uc and any(m.loaded is not None for m in members):
+                why = (
+                    "--netgent-uc starts browsers through SeleniumBase, which cannot run "
+                    "them under a member's own group id; drop --netgent-uc for scenarios"
+                )
+            if why:
                 pytest.fail(
                     f"--netgent-capture=pcap: scenario {item.name!r}: its flows cannot be "
                     f"labelled by member here: {why}",
@@ -200,14 +216,9 @@ class _Run:
         item, settings = self.item, self.settings
         plugin = capture_plugin(item.config)
         folder = item.artifacts_dir(settings.capture.root)
-        scenario = item.loaded.scenario
         self.capture = plugin.item_capture(
             item,
             folder=folder,
-            workflow=scenario.name,
-            category=scenario.category,
-            parameters=dict(item.params),
-            kind="scenario",
             settings=dataclasses.replace(settings.capture, modes=settings.capture.modes & {"pcap"}),
         )
         self.capture.prepare()

@@ -308,6 +308,7 @@ def _tail(output: bytes) -> str:
 
 
 def _was_stopped(error: BaseException | None) -> bool:
+    """A run the scenario stopped (its engine reports it with the cause ``stopped``)."""
     from ..errors import RunStopped
 
-    return isinstance(error, RunStopped)
+    return getattr(error, "cause", "") == RunStopped.cause
