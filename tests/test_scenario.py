@@ -15,11 +15,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import dpkt
 import pytest
 
 from pytest_netgent import netns
+from pytest_netgent.network.plugin import unavailable as shaping_unavailable
 
-from .helpers import QUIET, leftovers, read_pcap, read_rows
+from .helpers import QUIET, Pcap, leftovers, read_pcap, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -266,3 +268,48 @@ def test_a_bad_scenario_fails_its_own_item_with_its_line_and_fix(project: Path) 
     ]
     for text in expected:
         assert text in out, (text, out)
+
+
+@pytest.mark.skipif(bool(shaping_unavailable("")), reason=shaping_unavailable(""))
+def test_a_scenarios_network_condition_holds_for_every_member(
+    project: Path, tmp_path: Path
+) -> None:
+    scenario(
+        project,
+        "slow",
+        """
+        name: slow-evening
+        network: "{net}"
+        vars: {net: "rate=2mbit,delay=40ms"}
+        scenario:
+          - name: reader
+            workflow: wiki/browse.netgent.yaml::read-featured
+          - name: fetcher
+            run: curl -sS --fail -o /dev/null {base_url}/files/200KB
+        """,
+    )
+    artifacts = tmp_path / "artifacts"
+    answer = run(project, "slow.netgent.yaml", "--netgent-capture=pcap",
+                 f"--netgent-artifacts={artifacts}")  # fmt: skip
+    assert answer.returncode == 0, answer.stdout + answer.stderr
+    rows = read_rows(artifacts / "manifest.csv")
+    (row,) = [r for r in rows if r["kind"] == "scenario"]
+    assert float(row["network_delay_ms"]) == 40 and float(row["network_rate_bps"]) == 2e6
+    flows = read_rows(artifacts / row["folder"] / "flows.csv")
+    pcap = read_pcap(artifacts / row["pcap"])
+    rtt = dict(handshakes_by_port(pcap))
+    for member in ("reader", "fetcher"):
+        ports = [int(f["sport"]) for f in flows if f["member"] == member and f["proto"] == "tcp"]
+        assert ports and all(0.080 <= rtt[p] <= 0.130 for p in ports), (member, rtt)
+
+
+def handshakes_by_port(pcap: Pcap) -> Iterator[tuple[int, float]]:
+    """``(client port, seconds from its SYN to the ACK completing the handshake)``."""
+    syn: dict[int, float] = {}
+    for p in pcap.packets:
+        if p.proto != "tcp":
+            continue
+        if p.flags & dpkt.tcp.TH_SYN and not p.flags & dpkt.tcp.TH_ACK:
+            syn[p.sport] = p.time
+        elif p.flags == dpkt.tcp.TH_ACK and p.sport in syn:
+            yield p.sport, p.time - syn.pop(p.sport)

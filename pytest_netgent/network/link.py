@@ -184,6 +184,7 @@ class Link:
                 continue
             for hook, way, chain in (
                 ("OUTPUT", "-o", "NETGENT-OUT"),
+                ("POSTROUTING", "-o", "NETGENT-CLS"),
                 ("PREROUTING", "-i", "NETGENT-IN"),
             ):
                 with contextlib.suppress(OSError):
@@ -239,6 +240,10 @@ def _table(chain: str, rules: list[str]) -> str:
 def _rules(condition: Condition, control: list[int], delayed: bool) -> str:
     """The mangle rules of ``condition`` for iptables-restore (the same for IPv6)."""
     out = ["-A OUTPUT -o lo -j NETGENT-OUT", "-A PREROUTING -i lo -j NETGENT-IN"]
+    # the class (the packet's priority) is given after every OUTPUT rule: a packet that
+    # has a priority when a queue reads it reaches the reader without its payload (seen
+    # with fnfqueue here), and a scenario's socket owners read one in filter OUTPUT
+    out.append("-A POSTROUTING -o lo -j NETGENT-CLS")
     for port in control:
         for proto in ("tcp", "udp"):
             out.append(f"-A NETGENT-OUT -p {proto} --dport {port} -j RETURN")
@@ -246,9 +251,9 @@ def _rules(condition: Condition, control: list[int], delayed: bool) -> str:
     out.append(f"-A NETGENT-OUT -m conntrack --ctdir ORIGINAL -j MARK --set-mark {UP_MARK}")
     out.append(f"-A NETGENT-OUT -m conntrack --ctdir REPLY -j MARK --set-mark {DOWN_MARK}")
     if condition.rate is not None:
-        out.append(f"-A NETGENT-OUT -m mark --mark {UP_MARK} -j CLASSIFY --set-class {UP_CLASS}")
+        out.append(f"-A NETGENT-CLS -m mark --mark {UP_MARK} -j CLASSIFY --set-class {UP_CLASS}")
         out.append(
-            f"-A NETGENT-OUT -m mark --mark {DOWN_MARK} -j CLASSIFY --set-class {DOWN_CLASS}"
+            f"-A NETGENT-CLS -m mark --mark {DOWN_MARK} -j CLASSIFY --set-class {DOWN_CLASS}"
         )
     for mark, queue in ((UP_MARK, UP_QUEUE), (DOWN_MARK, DOWN_QUEUE)):
         if condition.loss:
@@ -259,7 +264,8 @@ def _rules(condition: Condition, control: list[int], delayed: bool) -> str:
             )
         if delayed:
             out.append(f"-A NETGENT-IN -m mark --mark {mark} -j NFQUEUE --queue-num {queue}")
-    return "\n".join(["*mangle", ":NETGENT-OUT - [0:0]", ":NETGENT-IN - [0:0]", *out, "COMMIT", ""])
+    chains = [f":{chain} - [0:0]" for chain in ("NETGENT-OUT", "NETGENT-CLS", "NETGENT-IN")]
+    return "\n".join(["*mangle", *chains, *out, "COMMIT", ""])
 
 
 def _punctual(thread: threading.Thread | None) -> None:
