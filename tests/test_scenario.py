@@ -81,8 +81,14 @@ def run(
         text=True,
         timeout=600,
         check=False,
-        env={**os.environ, **(env or {})},
+        env=_environment(env or {}),
     )
+
+
+def _environment(extra: dict[str, str]) -> dict[str, str]:
+    """This environment without xdist's worker variables (the inner run has its own)."""
+    own = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    return {**own, **extra}
 
 
 SAME_HOST = """
