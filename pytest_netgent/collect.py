@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import store
-from .errors import NetgentError, ReplayError, WorkflowSpecError, display_path
+from .errors import NetgentError, ReplayError, ReportsErrors, WorkflowSpecError, display_path
 from .keys import result_key
 from .run import RunResult
 from .spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
@@ -48,26 +49,7 @@ class WorkflowFile(pytest.File):
             if isinstance(doc, ScenarioDocument):
                 items += self._scenario_items(doc)
                 continue
-            for param_id, values in _unique_ids(doc.workflow.parameter_sets()):
-                name = f"{doc.workflow.name}[{param_id}]" if param_id else doc.workflow.name
-                try:
-                    marks = _marks(doc)
-                except WorkflowSpecError as exc:
-                    items.append(
-                        WorkflowErrorItem.from_parent(self, name=name, error=exc, line=doc.line)
-                    )
-                    continue
-                item = WorkflowItem.from_parent(
-                    self,
-                    name=name,
-                    originalname=doc.workflow.name,
-                    callobj=_make_test(),
-                    loaded=doc,
-                    params=values,
-                )
-                for mark in marks:
-                    item.add_marker(mark)
-                items.append(item)
+            items += self._items(WorkflowItem, doc, doc.workflow, _make_test)
         return items
 
     def _scenario_items(self, doc: ScenarioDocument) -> list[pytest.Item]:
@@ -79,9 +61,19 @@ class WorkflowFile(pytest.File):
         except WorkflowSpecError as exc:
             line = exc.line or doc.line
             return [WorkflowErrorItem.from_parent(self, name=doc.name, error=exc, line=line)]
+        return self._items(ScenarioItem, loaded, loaded.scenario, make_test)
+
+    def _items(
+        self,
+        kind: type[pytest.Function],
+        loaded: LoadedWorkflow | LoadedScenario,
+        spec: Any,
+        make: Callable[[], Any],
+    ) -> list[pytest.Item]:
+        """One item of ``kind`` per parameter set of ``spec`` (a workflow or scenario)."""
         items: list[pytest.Item] = []
-        for param_id, values in _unique_ids(loaded.scenario.parameter_sets()):
-            name = f"{loaded.scenario.name}[{param_id}]" if param_id else loaded.scenario.name
+        for param_id, values in _unique_ids(spec.parameter_sets()):
+            name = f"{spec.name}[{param_id}]" if param_id else spec.name
             try:
                 marks = _marks(loaded)
             except WorkflowSpecError as exc:
@@ -89,11 +81,11 @@ class WorkflowFile(pytest.File):
                     WorkflowErrorItem.from_parent(self, name=name, error=exc, line=loaded.line)
                 )
                 continue
-            item = ScenarioItem.from_parent(
+            item = kind.from_parent(
                 self,
                 name=name,
-                originalname=loaded.scenario.name,
-                callobj=make_test(),
+                originalname=spec.name,
+                callobj=make(),
                 loaded=loaded,
                 params=values,
             )
@@ -222,7 +214,7 @@ def _make_test() -> Any:
     return netgent_workflow
 
 
-class WorkflowItem(pytest.Function):
+class WorkflowItem(ReportsErrors, pytest.Function):
     """One workflow (with one set of parameter values) as a pytest test item."""
 
     def __init__(
@@ -300,13 +292,6 @@ class WorkflowItem(pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.loaded.line - 1, f"workflow {self.loaded.workflow.name}"
-
-    def repr_failure(  # type: ignore[override]  # pytest.Function drops Node's style=
-        self, excinfo: pytest.ExceptionInfo[BaseException]
-    ) -> Any:
-        if isinstance(excinfo.value, NetgentError):
-            return excinfo.value.report()
-        return super().repr_failure(excinfo)
 
 
 class WorkflowErrorItem(pytest.Item):

@@ -29,6 +29,16 @@ class NetgentError(Exception):
         return str(self)
 
 
+class ReportsErrors:
+    """Mixin of test items: a :class:`NetgentError` fails the item with its own report,
+    not a Python traceback."""
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+        if isinstance(excinfo.value, NetgentError):
+            return excinfo.value.report()
+        return super().repr_failure(excinfo)  # type: ignore[misc]
+
+
 class WorkflowSpecError(NetgentError):
     """A workflow file cannot be used: YAML syntax, schema, names or placeholders.
 

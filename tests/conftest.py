@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +24,14 @@ def changed_url() -> Iterator[str]:
     """URL of the local applications in their changed-UI variant."""
     with serve("changed") as server:
         yield server.url
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """An empty temporary folder short enough for the browser to keep its files in."""
+    folder = Path(tempfile.mkdtemp(prefix="ng-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -7,13 +7,10 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -803,14 +800,6 @@ def waiting_workflow(project: Project, name: str, seconds: int) -> None:
         [{"name": "Home", "checks": [{"type": "element", "params": SEARCH_BOX}],
           "actions": [{"type": "wait", "params": {"seconds": seconds}}], "end_state": "waited"}],
     )  # fmt: skip
-
-
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    """An empty temporary folder short enough for the browser to keep its files in."""
-    folder = Path(tempfile.mkdtemp(prefix="ng-"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_killed_driver_leaves_no_browser_behind(

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -170,13 +169,6 @@ scenario:
     run: echo fetching; echo 'no such file' >&2; exit 3
     start: 1
 """
-
-
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="ng-"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_failing_member_fails_the_item_by_name_and_stops_the_others(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import BrowserError, NetgentError, display_path
+from ..errors import BrowserError, NetgentError, ReportsErrors, display_path
 from ..keys import capture_key, member_captures_key
 from ..spec import Scalar
 from .spec import LoadedScenario
@@ -58,7 +58,7 @@ class ScenarioFailed(NetgentError):
         return "\n".join(lines)
 
 
-class ScenarioItem(pytest.Function):
+class ScenarioItem(ReportsErrors, pytest.Function):
     """One scenario (with one set of parameter values) as a test item."""
 
     def __init__(self, *, loaded: LoadedScenario, params: dict[str, Scalar], **kwargs: Any) -> None:
@@ -85,13 +85,6 @@ class ScenarioItem(pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.loaded.line - 1, f"scenario {self.loaded.scenario.name}"
-
-    def repr_failure(  # type: ignore[override]  # pytest.Function drops Node's style=
-        self, excinfo: pytest.ExceptionInfo[BaseException]
-    ) -> Any:
-        if isinstance(excinfo.value, NetgentError):
-            return excinfo.value.report()
-        return super().repr_failure(excinfo)
 
     def run_scenario(self, settings: Settings, base_url: str) -> None:
         """Run every member; raise :class:`ScenarioFailed` if any failed."""
