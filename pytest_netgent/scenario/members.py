@@ -164,6 +164,7 @@ class Members:
             heal=f"pytest --netgent-record '{member.loaded.path}::{workflow.name}'",
             artifacts=self.folder / member.name if self.folder else None,
             check=False,
+            record="",  # members replay: each workflow is recorded as its own item
             duration=duration,
             cancel=self.cancel,
         )
