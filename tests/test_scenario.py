@@ -241,6 +241,11 @@ scenario:
   - run: "true"
     stat: 1
 ---
+name: escape
+scenario:
+  - name: ../up
+    run: "true"
+---
 name: fine
 scenario:
   - run: "true"
@@ -251,7 +256,7 @@ def test_a_bad_scenario_fails_its_own_item_with_its_line_and_fix(project: Path) 
     scenario(project, "bad", BAD)
     answer = run(project, "bad.netgent.yaml", "-rA")
     out = answer.stdout
-    assert "1 passed, 6 errors" in out, out
+    assert "1 passed, 7 errors" in out, out
     expected = [
         "bad.netgent.yaml:3: a member is either a workflow ('workflow: PATH::NAME') or a "
         "command ('run: ...'): give exactly one of the two",
@@ -263,6 +268,8 @@ def test_a_bad_scenario_fails_its_own_item_with_its_line_and_fix(project: Path) 
         "bad.netgent.yaml:21: wiki/browse.netgent.yaml has no workflow named "
         "'read-featurd': did you mean 'read-featured'?",
         "bad.netgent.yaml:26: unknown key 'stat' in a member: did you mean 'start'?",
+        "bad.netgent.yaml:30: member name '../up' names the member's folder and flows: use "
+        "letters, digits, '.', '_' and '-', starting with a letter or digit",
     ]
     for text in expected:
         assert text in out, (text, out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,12 @@ from ..spec import (
     ScenarioDocument,
     load_workflows,
 )
+
+MEMBER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+"""A member's name: it is a folder's name in the captures."""
+
+MEMBER_NAME_OUT = re.compile(r"[^A-Za-z0-9_.-]+")
+"""What a default name (a workflow's, a program's) loses to become a member's."""
 
 
 class Member(BaseModel):
@@ -178,7 +185,15 @@ def load_scenario(doc: ScenarioDocument) -> LoadedScenario:
     seen: dict[str, int] = {}
     for i, member in enumerate(scenario.scenario):
         line = _line(lines, ("scenario", i), doc.line)
+        if member.name and not MEMBER_NAME.fullmatch(member.name):
+            raise WorkflowSpecError(
+                path,
+                _line(lines, ("scenario", i, "name"), line),
+                f"member name {member.name!r} names the member's folder and flows: use "
+                "letters, digits, '.', '_' and '-', starting with a letter or digit",
+            )
         resolved = _resolve(path, scenario, member, i, line, lines)
+        resolved.name = MEMBER_NAME_OUT.sub("-", resolved.name).strip("-.") or f"member-{i + 1}"
         if resolved.name in seen:
             raise WorkflowSpecError(
                 path,
