@@ -318,3 +318,15 @@ def handshakes_by_port(pcap: Pcap) -> Iterator[tuple[int, float]]:
             syn[p.sport] = p.time
         elif p.flags == dpkt.tcp.TH_ACK and p.sport in syn:
             yield p.sport, p.time - syn.pop(p.sport)
+
+
+def test_a_commands_placeholders_are_filled_as_one_shell_word(tmp_path: Path) -> None:
+    from pytest_netgent.scenario.members import shell_fill
+
+    marker = tmp_path / "ran"
+    value = f"a b; touch {marker}"
+    command = shell_fill("printf '%s|' {v} {base_url}/files/1MB {unknown}", {
+        "v": value, "base_url": "http://127.0.0.1:8000"})  # fmt: skip
+    out = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, check=True)
+    assert out.stdout == f"{value}|http://127.0.0.1:8000/files/1MB|{{unknown}}|"
+    assert not marker.exists()

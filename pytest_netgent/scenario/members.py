@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shlex
 import signal
 import subprocess
 import threading
@@ -186,7 +188,7 @@ class Members:
         outcome = self.outcomes[member.name]
         spec = member.member
         assert spec.run is not None
-        command = str(substitute(spec.run, self.values))
+        command = shell_fill(spec.run, self.values)
         end = self._end_of(member)
         runs = spec.repeat or 1
         log = None
@@ -286,6 +288,18 @@ class Members:
             if proc.stdout is not None:
                 proc.stdout.close()
         return proc.returncode, b"".join(tail)[-TAIL_BYTES:], cut
+
+
+def shell_fill(command: str, values: Mapping[str, Any]) -> str:
+    """``command`` with its ``{name}`` placeholders filled, each value quoted for the shell
+    as one word (a value cannot add commands or options of its own)."""
+    from ..spec import PLACEHOLDER
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return shlex.quote(str(values[name])) if name in values else match.group(0)
+
+    return PLACEHOLDER.sub(fill, command)
 
 
 def _end_group(proc: subprocess.Popen[bytes]) -> None:
