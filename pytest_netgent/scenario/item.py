@@ -25,6 +25,7 @@ from .spec import LoadedScenario
 
 if TYPE_CHECKING:
     from ..capture.item import ItemCapture
+    from ..capture.netlog import CapturedBrowser
     from ..runner import BrowserPool
     from ..settings import Settings
     from .members import Outcome
@@ -141,6 +142,8 @@ class _Run:
         self.capture: ItemCapture | None = None
         self.member_captures: dict[str, ItemCapture] = {}
         self.groups: dict[str, int] = {}
+        self.logs: dict[str, CapturedBrowser] = {}
+        """Each captured browser member's logs (netlog, TLS keys), split when it closes."""
         self.owners: Any = None
 
     def __enter__(self) -> _Run:
@@ -195,7 +198,7 @@ class _Run:
                 pool = self.pools.get(name)
                 if pool is not None and pool.running is not None:
                     member_capture.start(pool.running)
-                    self._browsers(name).begin(member_capture)
+                    self.logs[name].begin(member_capture)
         if labelled:
             from .owners import SocketOwners
 
@@ -263,7 +266,7 @@ class _Run:
                 pool.launch = browsers.launch
                 pool.after_reset = lambda d: d.execute_script(CLEAR_NETWORK_STATE)
                 pool.after_close = browsers.closed
-                pool.captured = browsers  # type: ignore[attr-defined]
+                self.logs[member.name] = browsers
             self.pools[member.name] = pool
 
             def start(name: str = member.name, pool: BrowserPool = pool) -> None:
@@ -279,9 +282,6 @@ class _Run:
             thread.join()
         if errors:
             pytest.fail("\n".join(errors), pytrace=False)
-
-    def _browsers(self, name: str) -> Any:
-        return self.pools[name].captured  # type: ignore[attr-defined]
 
     def _control_ports(self) -> list[int]:
         from ..browser.session import browser_ports
@@ -335,8 +335,8 @@ class _Run:
                     events = member_capture.har_events(pool.running)
             outcome = outcomes.get(name)
             result = [outcome.result] if outcome is not None and outcome.result else []
-            if pool is not None and hasattr(pool, "captured"):
-                self._browsers(name).end(member_capture)
+            if name in self.logs:
+                self.logs[name].end(member_capture)
             member_capture.stop()
             if outcome is not None and outcome.started:
                 member_capture.started, member_capture.ended = outcome.started, outcome.ended
