@@ -21,6 +21,7 @@ import errno
 import fcntl
 import ipaddress
 import os
+import re
 import selectors
 import shutil
 import socket
@@ -160,10 +161,10 @@ def uplink_unavailable() -> str:
     return ""
 
 
-def in_host(*command: str, text: str | None = None) -> None:
-    """Run ``command`` in the namespace this process started in (the host's); OSError
-    says why it failed."""
-    _in_host(*command, text=text)
+def in_host(*command: str, text: str | None = None) -> str:
+    """Run ``command`` in the namespace this process started in (the host's); its
+    output, or OSError saying why it failed."""
+    return _in_host(*command, text=text)
 
 
 T = TypeVar("T")
@@ -190,8 +191,8 @@ def host_call(call: Callable[[], T]) -> T:
     return out[0]
 
 
-def _in_host(*command: str, text: str | None = None) -> None:
-    """Run ``command`` in the namespace this process started in."""
+def _in_host(*command: str, text: str | None = None) -> str:
+    """Run ``command`` in the namespace this process started in; its output."""
     assert _host_namespace is not None
     nsenter = shutil.which("nsenter") or "nsenter"
     answer = subprocess.run(
@@ -204,6 +205,7 @@ def _in_host(*command: str, text: str | None = None) -> None:
     )
     if answer.returncode != 0:
         raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
+    return answer.stdout
 
 
 def _in_here(*command: str) -> None:
@@ -212,10 +214,33 @@ def _in_here(*command: str) -> None:
         raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
 
 
+def gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs (a worker killed outright, whose leftovers on the
+    host are for the next worker to remove)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _sweep_host() -> None:
+    """Remove the NAT tables (``netgent_<pid>``) that workers killed outright left on the
+    host: their veth pairs went with their namespaces, their tables did not."""
+    with contextlib.suppress(OSError):
+        tables = _in_host("nft", "list", "tables")
+        for pid in re.findall(r"^table ip netgent_(\d+)$", tables, re.M):
+            if gone(int(pid)):
+                _in_host("nft", "delete", "table", "ip", f"netgent_{pid}")
+
+
 def _uplink() -> str:
     """A veth pair from this namespace to the host, a default route through it, and the
     host's NAT for its address, so sites beyond this machine stay reachable; "" or why
     not. Both are removed when the process exits."""
+    _sweep_host()
     pid = os.getpid()
     base = int(UPLINK_NETWORK.network_address) + (pid % (UPLINK_NETWORK.num_addresses // 4)) * 4
     host_ip, inner_ip = ipaddress.ip_address(base + 1), ipaddress.ip_address(base + 2)

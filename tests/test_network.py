@@ -356,6 +356,14 @@ def test_the_uplink_is_shaped_too(project: Project, remote_site: str, tmp_path: 
         """.replace('{site: ""}', "{site: '" + remote_site + "'}"),
     )
     project.states(file, "far", {"Loaded": ([element("#done")], [])})
+    # what a worker killed outright (SIGKILL) leaves on the host: its mangle chain and jump,
+    # and its NAT table; the next worker that brings an uplink up removes them
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    chain = f"NETGENT-{dead.pid}"
+    for command in (["-N", chain], ["-A", "PREROUTING", "-i", f"ngh{dead.pid}", "-j", chain]):
+        subprocess.run(["iptables", "-w", "-t", "mangle", *command], check=True)
+    subprocess.run(["nft", "add", "table", "ip", f"netgent_{dead.pid}"], check=True)
     root = tmp_path / "artifacts"
     result = project.run_subprocess(
         "-n", "0", "--netgent-capture=pcap", f"--netgent-artifacts={root}",
@@ -372,6 +380,8 @@ def test_the_uplink_is_shaped_too(project: Project, remote_site: str, tmp_path: 
     assert downlink_peak(Pcap(site), 8080) <= 2_400_000, downlink_peak(Pcap(site), 8080)
     mangle = subprocess.run(["iptables", "-t", "mangle", "-S"], capture_output=True, text=True)
     assert "NETGENT" not in mangle.stdout, mangle.stdout
+    tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
+    assert f"netgent_{dead.pid}" not in tables, tables
 
 
 def test_shaping_needs_root_and_its_tools_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

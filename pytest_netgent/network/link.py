@@ -37,6 +37,8 @@ import contextlib
 import heapq
 import os
 import random
+import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -123,6 +125,7 @@ class Link:
         from .. import netns
 
         outer = "ngh" + inner.removeprefix("ngw")
+        _sweep_host_chains()
         for run, device, rate in (
             (_run, inner, condition.uplink),
             (netns.in_host, outer, condition.rate),
@@ -206,7 +209,7 @@ class Link:
 
 
 def _htb(
-    run: Callable[..., None],
+    run: Callable[..., object],
     device: str,
     default: str,
     classes: list[tuple[str, int | None]],
@@ -226,6 +229,23 @@ def _htb(
 def _host_chain(inner: str) -> str:
     """The host's mangle chain of the worker behind uplink ``inner`` (``ngw<pid>``)."""
     return "NETGENT-" + inner.removeprefix("ngw")
+
+
+def _sweep_host_chains() -> None:
+    """Remove the host's mangle chains (``NETGENT-<pid>``) and their jumps that workers
+    killed outright left behind (a worker removes its own when it ends)."""
+    from .. import netns
+
+    with contextlib.suppress(OSError):
+        rules = netns.in_host("iptables", "-w", "-t", "mangle", "-S")
+        for pid in re.findall(r"^-N NETGENT-(\d+)$", rules, re.M):
+            if not netns.gone(int(pid)):
+                continue
+            chain = f"NETGENT-{pid}"
+            for jump in re.findall(rf"^-A (\S+ .*-j {chain})$", rules, re.M):
+                netns.in_host("iptables", "-w", "-t", "mangle", "-D", *shlex.split(jump))
+            netns.in_host("iptables", "-w", "-t", "mangle", "-F", chain)
+            netns.in_host("iptables", "-w", "-t", "mangle", "-X", chain)
 
 
 def _host_queue(inner: str) -> int:
