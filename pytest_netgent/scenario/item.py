@@ -309,7 +309,6 @@ class _Run:
             self.pools,
             groups=self.groups,
             folder=folder,
-            nodeid=item.nodeid,
             command_logs=self.capture is not None,
         )
         return self.run.run()

@@ -73,15 +73,12 @@ class Members:
     """The group id each member's processes run under (empty: the caller's own)."""
     folder: Path | None = None
     """Where members write their files (``<folder>/<member>/``), if anywhere."""
-    nodeid: str = ""
     command_logs: bool = False
     """Keep each command's whole output in ``<folder>/<member>/command.log``."""
     cancel: threading.Event = field(default_factory=threading.Event)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict)
     """Every secret a workflow member used (kept out of captures)."""
-    on_run: Callable[[str, Any], None] | None = None
-    """Called with each browser member's name and NetgentBrowser before its run starts."""
     _failed: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -149,8 +146,6 @@ class Members:
             return
         outcome.started = time.time()
         browser = NetgentBrowser(self.pools[member.name], self.settings, self.base_url)
-        if self.on_run is not None:
-            self.on_run(member.name, browser)
         workflow = member.loaded.workflow
         params = {
             k: substitute(v, self.values) for k, v in {**self.values, **member.member.vars}.items()
