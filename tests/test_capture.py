@@ -625,7 +625,8 @@ def test_each_scenario_has_one_pcap_with_its_flows_labelled_by_member(captured: 
         flows = read_rows(folder / "flows.csv")
         pcap = read_pcap(captured.root / row["pcap"])
         labelled = sum(int(f["packets"]) for f in flows if f["member"])
-        assert labelled / len(pcap.packets) >= 0.99, (row["item"], labelled, len(pcap.packets))
+        unlabelled = [f for f in flows if not f["member"]]
+        assert labelled / len(pcap.packets) >= 0.99, (row["item"], len(pcap.packets), unlabelled)
         assert float(row["labelled_packets"]) >= 0.99
         names = {m["item"].rsplit("::", 1)[1]: m for m in members}
         # every member made traffic (a flow no member's process sent on stays unlabelled)
@@ -639,7 +640,18 @@ def test_each_scenario_has_one_pcap_with_its_flows_labelled_by_member(captured: 
                 assert flow["state"], flow  # the state it opened in, or (start_url)
                 for kind in ("har", "netlog", "timeline"):
                     assert (captured.root / member[kind]).stat().st_size > 0, (member, kind)
+        for name, member in names.items():
+            if member["kind"] != "command":
+                continue
+            # a command's runs are its timeline: each one's start and how it ended
+            runs = json.loads((captured.root / member["timeline"]).read_text())["runs"]
+            assert runs and all(r["passed"] and r["workflow"] == name for r in runs), runs
+            events = [[e["event"] for e in r["events"]] for r in runs]
+            assert events == [["start", "end"]] * len(runs)
+            assert runs[0]["events"][0]["detail"].startswith("curl ")
         # the video call's media (UDP, opened by the server's peer) is the call's
         if row["workflow"] == "call-while-live":
             udp = [f for f in flows if f["proto"] == "udp"]
-            assert udp and {f["member"] for f in udp} == {"call"}
+            assert udp and {f["member"] for f in udp} == {"call"}, [
+                f for f in udp if f["member"] != "call"
+            ]

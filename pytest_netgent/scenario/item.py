@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import BrowserError, NetgentError, ReportsErrors, display_path
-from ..keys import capture_key, member_captures_key
+from ..keys import STATES_PROPERTY, capture_key, member_captures_key
 from ..spec import Scalar
 from .spec import LoadedScenario
 
@@ -99,6 +99,14 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         self.outcomes = list(outcomes.values())
         for o in self.outcomes:
             self.add_report_section("call", f"member {o.name}", _summary(o))
+        # junit: the states each browser member went through, as an item's
+        visited = [
+            f"{o.name}: {' > '.join(o.result.states_visited)}"
+            for o in self.outcomes
+            if o.result is not None
+        ]
+        if visited:
+            self.user_properties.append((STATES_PROPERTY, "; ".join(visited)))
         if any(not o.passed for o in self.outcomes):
             location = f"{display_path(self.loaded.path)}:{self.loaded.line}"
             raise ScenarioFailed(self.name, location, self.outcomes)
@@ -334,6 +342,8 @@ class _Run:
                     events = member_capture.har_events(pool.running)
             outcome = outcomes.get(name)
             result = [outcome.result] if outcome is not None and outcome.result else []
+            if outcome is not None and outcome.kind == "command":
+                result = outcome.command_runs
             if name in self.logs:
                 self.logs[name].end(member_capture)
             member_capture.stop()

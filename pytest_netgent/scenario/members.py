@@ -19,11 +19,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError
-from ..run import RunResult, substitute
+from ..run import RunResult, TimelineEvent, substitute
 from .spec import LoadedScenario, ResolvedMember
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ class Outcome:
     result: RunResult | None = None
     runs: int = 0
     """How many times a command ran."""
+    command_runs: list[RunResult] = field(default_factory=list)
+    """A command's runs, one timeline each (its start and how it ended)."""
     started: float = 0.0
     ended: float = 0.0
 
@@ -205,7 +208,16 @@ class Members:
                 outcome.started = outcome.started or time.time()
                 number += 1
                 outcome.runs = number
+                began, t0 = datetime.now(timezone.utc), time.monotonic()
                 status, tail, cut = self._once(member, command, end, log)
+                passed = (
+                    cut == "stop"
+                    or (cut == "end" and bool(spec.every))
+                    or (not cut and status == 0)
+                )
+                outcome.command_runs.append(
+                    _command_run(member.name, command, number, (began, t0), status, cut, passed)
+                )
                 if cut == "stop" or (cut == "end" and spec.every):
                     outcome.passed = True  # ended on purpose, at its stop or the scenario's end
                     return
@@ -283,6 +295,40 @@ class Members:
             if proc.stdout is not None:
                 proc.stdout.close()
         return proc.returncode, b"".join(tail)[-TAIL_BYTES:], cut
+
+
+def _command_run(
+    name: str,
+    command: str,
+    number: int,
+    began_at: tuple[datetime, float],
+    status: int,
+    cut: str,
+    passed: bool,
+) -> RunResult:
+    """One run of a command as a timeline: its start and how it ended (``began_at``:
+    wall-clock and monotonic times of its start)."""
+    began, t0 = began_at
+    took = round(time.monotonic() - t0, 4)
+    ended = (began + timedelta(seconds=took)).isoformat(timespec="milliseconds")
+    how = {
+        "": f"exit status {status}",
+        "stop": "ended at the member's stop",
+        "end": "ended at the scenario's end" if passed else "still running at the scenario's end",
+        "cancel": "stopped when another member failed",
+    }[cut]
+    start = began.isoformat(timespec="milliseconds")
+    return RunResult(
+        workflow=name,
+        passed=passed,
+        end_state=f"run {number}",
+        duration=took,
+        started_at=start,
+        timeline=[
+            TimelineEvent("start", start, 0.0, detail=command),
+            TimelineEvent("end", ended, took, state=f"run {number}", detail=how),
+        ],
+    )
 
 
 def shell_fill(command: str, values: Mapping[str, Any]) -> str:
