@@ -31,6 +31,19 @@ def test_the_corpus_replays_every_item(tmp_path: Path) -> None:
         states = {p.get("name"): p.get("value") for p in case.iter("property")}
         # every hand-written state of the item was visited (none skipped by a loose check)
         assert states.get("netgent_states", "").count(" > ") >= 1, case.get("name")
+    # a real application under several members at once: two admins in browsers of their
+    # own (sessions, CSRF tokens) and a script, as one scenario item
+    (scenario,) = [c for c in cases if c.get("name") == "two-admins"]
+    members = dict(
+        part.split(": ", 1)
+        for p in scenario.iter("property")
+        if p.get("name") == "netgent_states"
+        for part in (p.get("value") or "").split("; ")
+    )
+    assert members == {
+        "adder": "Login form > Site administration > Group list > Add group form > Group added",
+        "searcher": "Login form > User list > Search results > User page",
+    }
 
 
 def test_a_narrow_window_changes_what_the_docs_site_shows(tmp_path: Path) -> None:
