@@ -283,6 +283,30 @@ def test_vod_stats_log_one_sample_per_interval_at_the_rendition_size(
     assert sum(1 for e in result["executed"] if e["name"] == "Watching") >= 3
 
 
+def test_netgents_docker_out_path_is_the_output_folder(
+    tmp_path: Path, base_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # NetGent's published workflows log to /out/<file>: its Docker image's output folder
+    # (-v "$PWD/out:/out"); here that is the run's output folder, the -o file's
+    repo = watching("/vod/watch/ocean-deep", "/out/twitch_stats.jsonl", 0.5)
+    repo[1]["config"] = {}
+    repo[1]["end_state"] = "Action Completed"
+    repo[1]["actions"] += [
+        {"type": "wait", "params": {"seconds": 2}},
+        {"type": "stop_stats_logging", "params": {}},
+        TERMINATE,
+    ]
+    path = write(tmp_path / "twitch_result.json", repo)
+    out = tmp_path / "out" / "smoke_result.json"
+    out.parent.mkdir()
+    status, err = netgent(
+        capsys, "-e", str(path), "--var", f"base_url={base_url}", "-o", str(out)
+    )  # fmt: skip
+    assert status == 0, err
+    assert len(read_log(out.parent / "twitch_stats.jsonl")) >= 3
+    assert not Path("/out").exists()
+
+
 def test_live_stats_log_through_the_sdk(tmp_path: Path, base_url: str) -> None:
     repo = watching("/live/channel/news-24", "live.jsonl", 1.0)
     with NetGent(llm=None, llm_enabled=False, config={"duration": 6}) as agent:

@@ -60,10 +60,20 @@ class OutputPathError(ValueError):
     """An action's output path leaves the run's output folder."""
 
 
+DOCKER_OUT = "/out/"
+"""NetGent's output folder inside its Docker image (``-v "$PWD/out:/out"``): its
+workflows name their logs ``/out/<file>``."""
+
+
 def output_path(out_path: str, folder: Path) -> Path:
     """``out_path`` resolved in ``folder`` (the run's output folder); a path that leaves
-    it (``..``, an absolute path elsewhere, a symlink out) raises :class:`OutputPathError`."""
+    it (``..``, an absolute path elsewhere, a symlink out) raises :class:`OutputPathError`.
+
+    NetGent's ``/out/<file>`` (its Docker image's output folder) is ``<file>`` in
+    ``folder``, so NetGent's workflows write their logs beside the run's result."""
     base = folder.resolve()
+    if out_path.startswith(DOCKER_OUT):
+        out_path = out_path[len(DOCKER_OUT) :]
     target = (base / out_path).resolve()
     if target != base and base not in target.parents:
         raise OutputPathError(
