@@ -214,16 +214,17 @@ def _in_here(*command: str) -> None:
         raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
 
 
-def gone(pid: int) -> bool:
-    """Whether no process ``pid`` runs (a worker killed outright, whose leftovers on the
-    host are for the next worker to remove)."""
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs; what a process killed outright left behind (keyed by
+    its pid) is for the next one to remove. Another user's process runs, and is not ours
+    to clean."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
-    except PermissionError:
         return False
-    return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _sweep_host() -> None:
@@ -232,7 +233,7 @@ def _sweep_host() -> None:
     with contextlib.suppress(OSError):
         tables = _in_host("nft", "list", "tables")
         for pid in re.findall(r"^table ip netgent_(\d+)$", tables, re.M):
-            if gone(int(pid)):
+            if not running(int(pid)):
                 _in_host("nft", "delete", "table", "ip", f"netgent_{pid}")
 
 

@@ -71,20 +71,12 @@ def _terminated(signum: int, frame: Any) -> None:
 def _sweep(temp: Path) -> None:
     """Remove what browsers of processes that no longer run left in ``temp`` (a run
     killed outright cleans up nothing): their folders, and any process still on them."""
+    from .netns import running
+
     for home in temp.glob("netgent-browser-*-*"):
         owner = home.name.split("-")[2]
-        if owner.isdigit() and not _running(int(owner)):
+        if owner.isdigit() and not running(int(owner)):
             _remove_profile(str(home))
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process: alive, and not ours to clean
-    return True
 
 
 def _short_temp() -> str:

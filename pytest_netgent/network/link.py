@@ -239,7 +239,7 @@ def _sweep_host_chains() -> None:
     with contextlib.suppress(OSError):
         rules = netns.in_host("iptables", "-w", "-t", "mangle", "-S")
         for pid in re.findall(r"^-N NETGENT-(\d+)$", rules, re.M):
-            if not netns.gone(int(pid)):
+            if netns.running(int(pid)):
                 continue
             chain = f"NETGENT-{pid}"
             for jump in re.findall(rf"^-A (\S+ .*-j {chain})$", rules, re.M):

@@ -210,16 +210,14 @@ class Members:
                 outcome.runs = number
                 began, t0 = datetime.now(timezone.utc), time.monotonic()
                 status, tail, cut = self._once(member, command, end, log)
-                passed = (
-                    cut == "stop"
-                    or (cut == "end" and bool(spec.every))
-                    or (not cut and status == 0)
-                )
+                # ended on purpose (at its stop, or a periodic one at the scenario's end)
+                on_purpose = cut == "stop" or (cut == "end" and bool(spec.every))
+                passed = on_purpose or (not cut and status == 0)
                 outcome.command_runs.append(
                     _command_run(member.name, command, number, (began, t0), status, cut, passed)
                 )
-                if cut == "stop" or (cut == "end" and spec.every):
-                    outcome.passed = True  # ended on purpose, at its stop or the scenario's end
+                if on_purpose:
+                    outcome.passed = True
                     return
                 if cut == "cancel":
                     self._stopped(outcome)
