@@ -79,6 +79,8 @@ def convert(argv: Sequence[str]) -> int:
         raise BadInput(f"-o {out}: workflow files end in .netgent.yaml so pytest collects them")
     if out.exists() and not args.force:
         raise BadInput(f"{out} exists: pass --force to overwrite it, or -o another file")
+    if args.output:
+        out_folder(str(out.parent))
     secrets = {}
     if args.credentials:
         secrets = {n: f"NETGENT_{n.upper()}" for n in read_credentials(args.credentials)}
@@ -197,9 +199,7 @@ def convert_repositories(
         stem = path.name.removesuffix(".json")
         for suffix in ("_result", "-result", "_states", "-states"):
             stem = stem.removesuffix(suffix)
-        out_dir = Path(args.output) if args.output else path.parent
-        if not out_dir.is_dir():
-            raise BadInput(f"-o {out_dir}: no such folder (create it first)")
+        out_dir = out_folder(args.output) if args.output else path.parent
         workflow_file = out_dir / f"{stem}.netgent.yaml"
         cache = cache_path(workflow_file, args.name or stem)
         for target in (workflow_file, cache):
@@ -225,6 +225,23 @@ def convert_repositories(
         for tmp in temporaries:
             tmp.unlink(missing_ok=True)
     return OK
+
+
+def out_folder(output: str) -> Path:
+    """The ``-o DIR`` folder, made with its parents when missing (as ``mkdir -p``, ``git
+    clone`` or ``cp -r`` do); a file there, or a place that cannot be written, is refused."""
+    folder = Path(output)
+    if folder.exists() and not folder.is_dir():
+        raise BadInput(f"-o {output} is a file: give a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(
+            f"-o {output}: cannot create the folder ({exc.strerror}): choose a writable place"
+        ) from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise BadInput(f"-o {output}: cannot write there: choose a writable place")
+    return folder
 
 
 def _unique_names(states: Sequence[Any]) -> list[Any]:
@@ -352,9 +369,7 @@ def convert_set(files: Sequence[Path], args: argparse.Namespace) -> int:
     script as a command member (NAME: ``--name``, default ``mixed``)."""
     import yaml
 
-    out_dir = Path(args.output) if args.output else Path.cwd()
-    if not out_dir.is_dir():
-        raise BadInput(f"-o {out_dir}: no such folder (create it first)")
+    out_dir = out_folder(args.output) if args.output else Path.cwd()
     name = args.name or "mixed"
     scenario_file = out_dir / f"{name}.netgent.yaml"
     if scenario_file.exists() and not args.force:

@@ -377,8 +377,7 @@ def test_convert_turns_a_multi_application_run_into_a_scenario(
     inputs.mkdir()
     write(inputs / "search_result.json", NETGENT_REPOSITORY)
     (inputs / "fetch.sh").write_text(f"curl -sS --fail -o /dev/null {base_url}/files/1MB\n")
-    project = tmp_path / "project"
-    project.mkdir()
+    project = tmp_path / "project" / "mixed"  # made by convert, as mkdir -p would
     status, _, err = netgent(
         capsys, "convert", str(inputs / "search_result.json"), str(inputs / "fetch.sh"),
         "-o", str(project), "--name", "evening",
@@ -387,7 +386,7 @@ def test_convert_turns_a_multi_application_run_into_a_scenario(
     assert "wrote" in err and "evening.netgent.yaml (2 members)" in err
     text = (project / "evening.netgent.yaml").read_text()
     assert "workflow: search.netgent.yaml::search" in text
-    assert "run: bash ../netgent/fetch.sh" in text
+    assert "run: bash ../../netgent/fetch.sh" in text
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *QUIET, "-p", "no:randomly", "evening.netgent.yaml",
          f"--netgent-base-url={base_url}", "-v"],
@@ -395,3 +394,22 @@ def test_convert_turns_a_multi_application_run_into_a_scenario(
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
     assert "evening.netgent.yaml::evening PASSED" in done.stdout
+
+
+def test_convert_makes_the_output_folder_as_mkdir_p_would(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repository = write(tmp_path / "search_result.json", NETGENT_REPOSITORY)
+    out = tmp_path / "suite" / "netgent"
+    status, _, err = netgent(capsys, "convert", str(repository), "-o", str(out))
+    assert status == 0, err
+    assert (out / "search.netgent.yaml").is_file()
+    assert (out / "__netgent__" / "search" / "search.json").is_file()
+
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file, not a folder\n")
+    status, _, err = netgent(capsys, "convert", str(repository), "-o", str(blocker))
+    assert status == 2 and f"-o {blocker} is a file: give a folder" in err
+    status, _, err = netgent(capsys, "convert", str(repository), "-o", str(blocker / "below"))
+    assert status == 2 and "cannot create the folder" in err
+    assert blocker.read_text() == "a file, not a folder\n"
