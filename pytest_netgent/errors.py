@@ -7,6 +7,7 @@ of workflow items prints :meth:`NetgentError.report` instead of a Python traceba
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,14 @@ def display_path(path: Path | str) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError):
         return str(path)
+
+
+def heal_command(target: str = "") -> str:
+    """The command that re-records ``target`` (a node id, or ``path::workflow``), as
+    printed in drift reports: it works when pasted. ``--netgent-record`` takes an optional
+    value, so a bare ``--netgent-record PATH`` would read the path as that value; the
+    mode is given with ``=``. The target is quoted for the shell (it is the user's text)."""
+    return "pytest --netgent-record=missing" + (f" {shlex.quote(target)}" if target else "")
 
 
 class NetgentError(Exception):

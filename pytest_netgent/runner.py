@@ -37,7 +37,14 @@ from .browser.session import (
     start_browser,
 )
 from .browser.watchdog import devtools_endpoint
-from .errors import BrowserError, NetgentError, ReplayError, WorkflowSpecError, display_path
+from .errors import (
+    BrowserError,
+    NetgentError,
+    ReplayError,
+    WorkflowSpecError,
+    display_path,
+    heal_command,
+)
 from .recorder import StatesProposed, save
 from .run import RunResult, RunSettings
 from .secrets import SecretLogFilter, resolve_secrets
@@ -306,7 +313,7 @@ class NetgentBrowser:
         else:
             loaded = workflow
         spec = loaded.workflow
-        heal = heal or "pytest --netgent-record"
+        heal = heal or heal_command()
         record_mode = self.settings.record if record is None else record
         cache_file = store.cache_path(loaded.path, spec.name)
         previous: Automaton | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -39,11 +40,27 @@ def test_drift_fails_with_report(project: Project, changed_url: str) -> None:
             "    Results: no match",
             "    Article: no match",
             "  screenshot: *failure-step0.png",
-            "  heal with: pytest --netgent-record search.netgent.yaml::search",
+            "  heal with: pytest --netgent-record=missing search.netgent.yaml::search",
         ]
     )
     shots = list((project.path / "netgent-artifacts").rglob("failure-step0.png"))
     assert len(shots) == 1 and shots[0].stat().st_size > 1000
+
+
+def test_the_printed_heal_command_works_as_printed(project: Project, changed_url: str) -> None:
+    """The heal line of a drift report, pasted as it is: it records the item it names
+    (before, pytest read the node id as the value of --netgent-record)."""
+    file = project.workflow("search", SEARCH_WORKFLOW)
+    project.states(file, "search", SEARCH_STATES)
+    project.workflow("other", SEARCH_WORKFLOW.replace("name: search", "name: other"))
+    result = project.run("--netgent-state-timeout=2", base_url=changed_url)
+    result.assert_outcomes(failed=2)
+    heal = next(line for line in result.outlines if "heal with: " in line)
+    command = shlex.split(heal.split("heal with: ", 1)[1])
+    assert command[0] == "pytest"
+    healed = project.run(*command[1:], base_url=changed_url)
+    healed.assert_outcomes(passed=1)  # that item alone, recorded against the changed UI
+    project.run(base_url=changed_url).assert_outcomes(passed=1, failed=1)
 
 
 def test_action_that_finds_nothing_reports_state_and_action(project: Project) -> None:
@@ -75,8 +92,8 @@ def test_missing_states_ask_to_record(project: Project) -> None:
     result.stdout.fnmatch_lines(
         [
             "__netgent__/search/search.json: no cached states for this workflow",
-            "  fix: run pytest --netgent-record search.netgent.yaml::search to synthesise "
-            "the missing and stale states",
+            "  fix: run pytest --netgent-record=missing search.netgent.yaml::search to "
+            "synthesise the missing and stale states",
         ]
     )
 

@@ -213,6 +213,41 @@ def test_two_scenarios_spread_over_two_workers(project: Path) -> None:
     assert {line.split("]")[0] for line in lines} == {"[gw0", "[gw1"}
 
 
+def test_record_of_a_scenario_alone_records_its_members_first(project: Path) -> None:
+    """--netgent-record of a scenario whose members' workflows have no states (their own
+    items not collected, or collected after it) records them before the members start."""
+    for cached in (project / "wiki" / "__netgent__").iterdir():
+        shutil.rmtree(cached)
+    scenario(
+        project,
+        "evening",
+        """
+        name: evening
+        scenario:
+          - name: searcher
+            workflow: wiki/search.netgent.yaml::wiki-search
+            vars: {query: WebRTC}
+          - name: reader
+            workflow: wiki/browse.netgent.yaml::read-featured
+        """,
+    )
+    replay = run(project, "evening.netgent.yaml")
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    assert "no cached states for this workflow" in replay.stdout
+    assert "pytest --netgent-record=missing wiki/search.netgent.yaml::wiki-search" in (
+        replay.stdout
+    )
+    answer = run(project, "evening.netgent.yaml", "--netgent-record", "-v")
+    assert answer.returncode == 0, answer.stdout + answer.stderr
+    assert "evening.netgent.yaml::evening PASSED" in answer.stdout
+    for cache in ("search/wiki-search.json", "browse/read-featured.json"):
+        assert (project / "wiki" / "__netgent__" / cache).is_file(), cache
+    # what was written replays, the scenario and the members' own items alike
+    again = run(project, "evening.netgent.yaml", "wiki/search.netgent.yaml", "-v")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "evening.netgent.yaml::evening PASSED" in again.stdout
+
+
 BAD = """
 name: both
 scenario:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import BrowserError, NetgentError, ReportsErrors, display_path
+from ..errors import BrowserError, NetgentError, ReportsErrors, display_path, heal_command
 from ..keys import STATES_PROPERTY, capture_key, member_captures_key
 from ..spec import Scalar
 from .spec import LoadedScenario
@@ -87,13 +87,60 @@ class ScenarioItem(ReportsErrors, pytest.Function):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.loaded.line - 1, f"scenario {self.loaded.scenario.name}"
 
+    def values(self, base_url: str) -> dict[str, Any]:
+        """The scenario's vars and this item's parameters (and ``base_url``)."""
+        values: dict[str, Any] = {**self.loaded.scenario.vars, **self.params}
+        if base_url:
+            values["base_url"] = base_url.rstrip("/")
+        return values
+
+    def record_members(self, settings: Settings, base_url: str, synthesiser: Any) -> None:
+        """Under ``--netgent-record``: synthesise the missing and stale states of every
+        browser member's workflow before the members start, one member after the other on
+        a browser of its own, so that the scenario does not depend on its members' own
+        items having run first (collection order, or another xdist worker). A member whose
+        states are all cached costs nothing; the cache is written as a workflow item's is,
+        only after its run reached an end state."""
+        __tracebackhide__ = True
+        from .. import store
+        from ..runner import BrowserPool, NetgentBrowser
+        from .members import member_params
+
+        values = self.values(base_url)
+        for member in self.loaded.members:
+            if member.loaded is None:
+                continue
+            workflow = member.loaded.workflow
+            cached = store.load(store.cache_path(member.loaded.path, workflow.name))
+            _, missing, stale = store.cached_states(workflow, cached)
+            if cached is not None and not missing and not stale:
+                continue
+            pool = BrowserPool(settings.browser)
+            try:
+                browser = NetgentBrowser(pool, settings, base_url)
+                result = browser.run(
+                    member.loaded,
+                    params=member_params(member, values),
+                    heal=heal_command(f"{display_path(member.loaded.path)}::{workflow.name}"),
+                    check=False,
+                    record="missing",
+                    synthesiser=synthesiser,
+                )
+            finally:
+                pool.close()
+            if result.error is not None:
+                where = f"{display_path(self.loaded.path)}:{member.line}"
+                pytest.fail(
+                    f"{where}: scenario {self.name!r}: the states of member {member.name!r} "
+                    f"(workflow {workflow.name!r}) could not be recorded before the "
+                    f"scenario:\n{result.error.report()}",
+                    pytrace=False,
+                )
+
     def run_scenario(self, settings: Settings, base_url: str) -> None:
         """Run every member; raise :class:`ScenarioFailed` if any failed."""
         __tracebackhide__ = True
-        scenario = self.loaded.scenario
-        values: dict[str, Any] = {**scenario.vars, **self.params}
-        if base_url:
-            values["base_url"] = base_url.rstrip("/")
+        values = self.values(base_url)
         with _Run(self, settings, values, base_url) as run:
             outcomes = run.members()
         self.outcomes = list(outcomes.values())
@@ -120,6 +167,9 @@ def make_test() -> Any:
         __tracebackhide__ = True
         item = request.node
         assert isinstance(item, ScenarioItem)
+        if netgent_settings.record and netgent_settings.record != "propose":
+            synthesiser = request.getfixturevalue("netgent_synthesiser")
+            item.record_members(netgent_settings, netgent_base_url, synthesiser)
         item.run_scenario(netgent_settings, netgent_base_url)
 
     return netgent_scenario

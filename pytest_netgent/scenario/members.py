@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NetgentError
+from ..errors import NetgentError, display_path, heal_command
 from ..run import RunResult, TimelineEvent, substitute
 from .spec import LoadedScenario, ResolvedMember
 
@@ -150,10 +150,7 @@ class Members:
         outcome.started = time.time()
         browser = NetgentBrowser(self.pools[member.name], self.settings, self.base_url)
         workflow = member.loaded.workflow
-        params = {
-            k: substitute(v, self.values) for k, v in {**self.values, **member.member.vars}.items()
-            if k in workflow.known_names()
-        }  # fmt: skip
+        params = member_params(member, self.values)
         end = self._end_of(member)
         duration = None if end is None else max(end - member.member.start, 0.1)
         if workflow.duration is not None:
@@ -161,7 +158,7 @@ class Members:
         result = browser.run(
             member.loaded,
             params=params,
-            heal=f"pytest --netgent-record '{member.loaded.path}::{workflow.name}'",
+            heal=heal_command(f"{display_path(member.loaded.path)}::{workflow.name}"),
             artifacts=self.folder / member.name if self.folder else None,
             check=False,
             record="",  # members replay: each workflow is recorded as its own item
@@ -327,6 +324,15 @@ def _command_run(
             TimelineEvent("end", ended, took, state=f"run {number}", detail=how),
         ],
     )
+
+
+def member_params(member: ResolvedMember, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a browser member's workflow runs with: the scenario's values and the
+    member's own ``vars``, filled, for the names its workflow knows."""
+    assert member.loaded is not None
+    known = member.loaded.workflow.known_names()
+    merged = {**values, **member.member.vars}
+    return {k: substitute(v, values) for k, v in merged.items() if k in known}
 
 
 def shell_fill(command: str, values: Mapping[str, Any]) -> str:
