@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
-import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import store
-from .errors import NetgentError, ReplayError, ReportsErrors, WorkflowSpecError, display_path
+from .errors import (
+    NetgentError,
+    ReplayError,
+    ReportsErrors,
+    WorkflowSpecError,
+    heal_command,
+)
 from .keys import result_key
 from .run import RunResult
 from .spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
@@ -50,7 +56,33 @@ class WorkflowFile(pytest.File):
                 items += self._scenario_items(doc)
                 continue
             items += self._items(WorkflowItem, doc, doc.workflow, _make_test)
-        return items
+        return self._apart(items)
+
+    def _apart(self, items: list[pytest.Item]) -> list[pytest.Item]:
+        """Two items of one node id would be one item to pytest and xdist (reports,
+        captures, artifact folders and heal commands merged, an item silently lost): the
+        second becomes an error item of its own, named ``name#2``, that names both."""
+        first: dict[str, pytest.Item] = {}
+        seen: dict[str, int] = {}
+        out: list[pytest.Item] = []
+        for item in items:
+            other = first.setdefault(item.nodeid, item)
+            seen[item.nodeid] = seen.get(item.nodeid, 0) + 1
+            if other is not item:
+                line = _line(item)
+                error = WorkflowSpecError(
+                    self.path,
+                    line,
+                    f"items {other.name!r} (line {_line(other)}) and {item.name!r} (line "
+                    f"{line}) would both have the node id {item.nodeid!r}, and one of them "
+                    "would never run: give the workflows names and parameter values that "
+                    "tell their items apart",
+                )
+                item = WorkflowErrorItem.from_parent(
+                    self, name=f"{item.name}#{seen[item.nodeid]}", error=error, line=line
+                )
+            out.append(item)
+        return out
 
     def _scenario_items(self, doc: ScenarioDocument) -> list[pytest.Item]:
         from .scenario.item import ScenarioItem, make_test
@@ -73,6 +105,10 @@ class WorkflowFile(pytest.File):
         """One item of ``kind`` per parameter set of ``spec`` (a workflow or scenario)."""
         items: list[pytest.Item] = []
         for param_id, values in _unique_ids(spec.parameter_sets()):
+            # The item's id is its parent's id and its name, with the parameter id in it,
+            # as for any non-Python item: given no ``originalname`` (which pytest 9.2 reads
+            # together with a Python parametrization this item does not have), no release
+            # of pytest drops the ``[id]``.
             name = f"{spec.name}[{param_id}]" if param_id else spec.name
             try:
                 marks = _marks(loaded)
@@ -84,7 +120,6 @@ class WorkflowFile(pytest.File):
             item = kind.from_parent(
                 self,
                 name=name,
-                originalname=spec.name,
                 callobj=make(),
                 loaded=loaded,
                 params=values,
@@ -124,6 +159,11 @@ def _refuse_code(doc: LoadedWorkflow | LoadedScenario, line: int, name: str, arg
             "workflow files hold data, not code; give true/false, or write "
             f"{{skip: 'reason'}}, or put the condition in a conftest.py",
         )
+
+
+def _line(item: pytest.Item) -> int:
+    loaded = getattr(item, "loaded", None)
+    return int(getattr(loaded, "line", 0) or getattr(item, "line", 1))
 
 
 def _twin(path: Path) -> Path | None:
@@ -209,9 +249,29 @@ def _make_test() -> Any:
         synthesiser = None
         if netgent_browser.settings.record:  # plain replay never builds a model
             synthesiser = request.getfixturevalue("netgent_synthesiser")
-        item.run_workflow(netgent_browser, synthesiser)
+        with _group_lock(request, item.loaded.workflow.group):
+            item.run_workflow(netgent_browser, synthesiser)
 
     return netgent_workflow
+
+
+@contextlib.contextmanager
+def _group_lock(request: pytest.FixtureRequest, group: str | None) -> Iterator[None]:
+    """Items of one ``group`` never run at the same time. xdist's loadgroup keeps a group
+    on one worker where it can (its items' ids carry ``@group``), but other schedulers
+    spread them, and with pytest 9.2 loadgroup no longer groups at all: so the workers of
+    one run also take a lock per group, in the run's shared temporary folder."""
+    if not group or not hasattr(request.config, "workerinput"):
+        yield  # one process runs one item at a time
+        return
+    from filelock import FileLock
+
+    shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
+    folder = shared / "netgent-groups"
+    folder.mkdir(exist_ok=True)
+    digest = hashlib.sha256(group.encode()).hexdigest()[:16]
+    with FileLock(folder / f"{digest}.lock"):
+        yield
 
 
 class WorkflowItem(ReportsErrors, pytest.Function):
@@ -231,8 +291,7 @@ class WorkflowItem(ReportsErrors, pytest.Function):
     @property
     def heal_command(self) -> str:
         """The command that re-records this item's states."""
-        # quoted for the shell: a workflow name is the user's text, and so is a path
-        return f"pytest --netgent-record {shlex.quote(self.nodeid)}"
+        return heal_command(self.nodeid)
 
     def capture_fields(self) -> dict[str, Any]:
         """What its captures' manifest row says of the item."""
@@ -253,23 +312,6 @@ class WorkflowItem(ReportsErrors, pytest.Function):
         with contextlib.suppress(NetgentError):  # a missing secret fails the run itself
             secrets = list(resolve_secrets(self.loaded).values())
         return root / folder_name(self.nodeid, secrets)
-
-    def setup(self) -> None:
-        from xdist import is_xdist_worker
-
-        group = self.loaded.workflow.group
-        # Under -n, only xdist's loadgroup keeps a group on one worker; it marks each
-        # grouped item's id with "@group". Without it the group's items could overlap.
-        if group and is_xdist_worker(self.session) and "@" not in self.nodeid:
-            line = self.loaded.line_of("group")
-            pytest.fail(
-                f"{display_path(self.loaded.path)}:{line}: workflow "
-                f"{self.loaded.workflow.name!r} has group {group!r}, whose items must not "
-                "run at the same time; under -n that takes xdist's loadgroup scheduling: "
-                "pass --dist loadgroup (or add it to addopts)",
-                pytrace=False,
-            )
-        super().setup()
 
     def run_workflow(self, browser: Any, synthesiser: Any = None) -> None:
         """Replay (or record) this item's workflow on ``browser`` (a NetgentBrowser)."""

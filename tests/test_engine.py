@@ -11,7 +11,7 @@ from pytest_netgent import NetgentBrowser, ReplayError, State, Workflow
 from pytest_netgent.automaton import Action, Check
 from pytest_netgent.browser.page import evaluate
 
-from .helpers import css, element, url_is
+from .helpers import QUIET, css, element, url_is
 
 EXAMPLES = Path(__file__).parent.parent / "example_suites"
 
@@ -361,9 +361,15 @@ def test_params_override_vars(netgent_browser: NetgentBrowser) -> None:
     assert result.final_url.endswith("/wiki/article/quic")
 
 
-# Each pair runs on one worker, one after the other (the plugin schedules by xdist group).
-@pytest.mark.xdist_group("reset-tabs")
-def test_reset_between_tests_part_one(netgent_browser: NetgentBrowser, base_url: str) -> None:
+# Each pair of tests runs in one inner session, one after the other on its one browser
+# (xdist's loadgroup cannot be relied on to keep them together: pytest 9.2 broke it).
+RESET_PAIRS = """
+import pytest
+
+SESSIONS = {}
+
+
+def test_reset_between_tests_part_one(netgent_browser, base_url):
     driver = netgent_browser.driver
     driver.get(base_url + "/wiki/")
     driver.execute_script("localStorage.setItem('k', 'v'); document.cookie = 'c=1; path=/';")
@@ -372,8 +378,7 @@ def test_reset_between_tests_part_one(netgent_browser: NetgentBrowser, base_url:
     netgent_browser.origins.add(base_url)
 
 
-@pytest.mark.xdist_group("reset-tabs")
-def test_reset_between_tests_part_two(netgent_browser: NetgentBrowser, base_url: str) -> None:
+def test_reset_between_tests_part_two(netgent_browser, base_url):
     driver = netgent_browser.driver
     assert len(driver.window_handles) == 1
     assert driver.current_url == "data:,"  # the page a fresh browser starts on
@@ -382,13 +387,7 @@ def test_reset_between_tests_part_two(netgent_browser: NetgentBrowser, base_url:
     assert driver.get_cookies() == []
 
 
-SESSIONS: dict[str, str] = {}
-
-
-@pytest.mark.xdist_group("reset-closed-window")
-def test_reset_after_closing_the_drivers_window_part_one(
-    netgent_browser: NetgentBrowser, base_url: str
-) -> None:
+def test_reset_after_closing_the_drivers_window_part_one(netgent_browser, base_url):
     driver = netgent_browser.driver
     first = driver.current_window_handle
     driver.switch_to.new_window("tab")
@@ -399,10 +398,7 @@ def test_reset_after_closing_the_drivers_window_part_one(
     SESSIONS["closed-window"] = driver.session_id
 
 
-@pytest.mark.xdist_group("reset-closed-window")
-def test_reset_after_closing_the_drivers_window_part_two(
-    netgent_browser: NetgentBrowser, base_url: str
-) -> None:
+def test_reset_after_closing_the_drivers_window_part_two(netgent_browser, base_url):
     driver = netgent_browser.driver
     assert driver.session_id == SESSIONS.get("closed-window")  # reset, not replaced
     assert len(driver.window_handles) == 1
@@ -410,6 +406,24 @@ def test_reset_after_closing_the_drivers_window_part_two(
     driver.get(base_url + "/shop/")  # the origin of the tab left open was cleared too
     assert driver.execute_script("return localStorage.getItem('cart')") is None
     assert driver.get_cookies() == []
+"""
+
+
+def test_the_browser_is_reset_between_tests(pytester: pytest.Pytester, base_url: str) -> None:
+    """Tabs, storage and cookies of one test never reach the next, also when the test
+    closed the driver's own window (the session is reset, not replaced)."""
+    pytester.makepyfile(test_pairs=RESET_PAIRS)
+    pytester.makeconftest(
+        f"""
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def base_url():
+            return {base_url!r}
+        """
+    )
+    result = pytester.runpytest_subprocess(*QUIET, "-p", "no:randomly", "-v")
+    result.assert_outcomes(passed=4)
 
 
 def test_video_sampling_follows_playback_across_a_page_change(

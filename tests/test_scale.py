@@ -1,11 +1,11 @@
-"""Scaling out: Selenium Grid sessions, per-worker profiles, crashed browsers, groups."""
+"""Scaling out: Selenium Grid sessions, per-worker profiles, crashed browsers (groups:
+test_pytest_compat)."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -246,39 +246,3 @@ def test_each_worker_copies_the_profile_and_keeps_its_login(
     missing = project.run(f"--netgent-user-data-dir={tmp_path / 'nowhere'}")
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     missing.stderr.fnmatch_lines(["*--netgent-user-data-dir *nowhere: no such folder*"])
-
-
-def test_items_of_a_group_share_one_worker(project: Project) -> None:
-    search_project(project, copies=4, group="wiki-account")
-    for n in range(4):
-        text = SEARCH_WORKFLOW.replace("name: search", f"name: free{n}")
-        project.states(project.workflow(f"free{n}", text), f"free{n}", SEARCH_STATES)
-    result = project.run_subprocess("-n", "2", "--dist", "loadgroup", "-v")
-    result.assert_outcomes(passed=8)
-    lines = result.stdout.lines
-    workers = {
-        m.group(2): m.group(1)
-        for line in lines
-        if (m := re.search(r"\[(gw\d)\] .*PASSED (\S+)", line))
-    }
-    grouped = {w for item, w in workers.items() if item.startswith("search")}
-    assert len(grouped) == 1, workers  # one worker ran the whole group
-    assert set(workers.values()) == {"gw0", "gw1"}  # the others spread freely
-
-
-def test_a_group_without_loadgroup_fails_its_items_clearly(project: Project) -> None:
-    search_project(project, copies=2, group="g")
-    free = project.workflow("free", SEARCH_WORKFLOW.replace("name: search", "name: free"))
-    project.states(free, "free", SEARCH_STATES)
-    # xdist's default scheduling could run the group's items at the same time
-    result = project.run_subprocess("-n", "2", "--dist", "load")
-    result.assert_outcomes(passed=1, errors=2)
-    result.stdout.fnmatch_lines(
-        [
-            "*search0.netgent.yaml:*: workflow 'search0' has group 'g', whose items must not "
-            "run at the same time; under -n that takes xdist's loadgroup scheduling: pass "
-            "--dist loadgroup (or add it to addopts)*"
-        ]
-    )
-    project.run_subprocess("-n", "2", "--dist", "loadgroup").assert_outcomes(passed=3)
-    project.run_subprocess().assert_outcomes(passed=3)  # one process: nothing overlaps
