@@ -25,3 +25,26 @@ def test_tool_is_clean(command: list[str]) -> None:
         [sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_lower_bounds_are_the_releases_tox_tests() -> None:
+    """pyproject's lower bounds and tox's "oldest" pins name the same releases: a raised
+    bound without a raised pin (or the other way round) would claim untested support."""
+    import tomllib
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    named = [*project["dependencies"], *project["optional-dependencies"]["llm"]]
+    bounds = {}
+    for text in named:
+        requirement = Requirement(text)
+        (spec,) = [s for s in requirement.specifier if s.operator == ">="]
+        bounds[requirement.name.lower()] = spec.version
+    pins = {}
+    for line in (ROOT / "constraints-oldest.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[name.strip().lower()] = version.strip()
+    assert pins == bounds
+    tox = (ROOT / "tox.ini").read_text()
+    assert "PIP_CONSTRAINT = {toxinidir}/constraints-oldest.txt" in tox
