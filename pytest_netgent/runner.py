@@ -47,7 +47,7 @@ from .errors import (
 )
 from .recorder import StatesProposed, save
 from .run import RunResult, RunSettings
-from .secrets import SecretLogFilter, resolve_secrets
+from .secrets import SecretLogs, resolve_secrets
 from .settings import Settings, parse_window, window_text
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from .synthesis import Synthesiser
@@ -133,7 +133,7 @@ class BrowserPool:
         """Called after each reset between items (a capture drops caches and connections)."""
         self.after_close: Callable[[], None] | None = None
         """Called once a browser has closed (a capture splits its logs by item)."""
-        self.log_filter = SecretLogFilter()
+        self.secret_logs = SecretLogs()
         """Keeps the secrets this browser was given out of the libraries' logs."""
         self._window: tuple[int, int] | None = None
         """The size the running browser's window was given (None: the options' size)."""
@@ -205,7 +205,7 @@ class BrowserPool:
 
     def close(self) -> None:
         """Stop the browser, if one runs."""
-        self.log_filter.remove()
+        self.secret_logs.remove()
         self._window = None  # a new browser starts at the options' size
         if self.guard is not None:
             self.guard.close()
@@ -337,7 +337,7 @@ class NetgentBrowser:
         window = self.window_for(spec, automaton)
         secrets = resolve_secrets(loaded)
         self.secrets.update(secrets)
-        self._pool.log_filter.add(secrets)
+        self._pool.secret_logs.add(secrets)
         values: dict[str, Any] = {**spec.vars, **(params or {})}
         url = self.base_url if base_url is None else base_url
         if url:

@@ -164,7 +164,7 @@ class NetGent:
             workflow = Workflow.model_validate(
                 {"name": "netgent", "states": [p.to_spec().model_dump() for p in prompts]}
             )
-        self._pool.log_filter.add(self.credentials)
+        self._pool.secret_logs.add(self.credentials)
         wired = run_states(
             self.driver,
             "netgent",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import logging
 import os
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
 from .errors import SecretError, display_path
@@ -77,46 +79,111 @@ class Redactor:
         return self._pattern.sub(lambda m: "{" + self._names[m.group(0)] + "}", text)
 
 
-LOGGERS = (
-    "selenium.webdriver.remote.remote_connection",
-    "urllib3.connectionpool",
-    "seleniumbase",
-)
-"""The loggers that write what the browser is sent and answers: Selenium logs each
-command's body (the text typed, the URL opened) at DEBUG, urllib3 each request line."""
+_KEY_DOWN = re.compile(r"""'type': 'keyDown', 'value': ('(?:[^'\\]|\\.)+'|"'")""")
+"""One key of a W3C actions payload as Selenium logs it (``{'type': 'keyDown', 'value':
+'H'}``); its ``keyUp`` repeats the key."""
+_KEY_LIST = re.compile(r"'value': (\[(?:'(?:[^'\\]|\\.)*'|\"'\"|, )*\])")
+"""The keys of an element's send_keys as Selenium logs them (``'value': ['H', 'x']``)."""
 
 
-class SecretLogFilter(logging.Filter):
-    """Takes every secret the browser has been given out of the log records of the
-    browser libraries, before any handler sees them (pytest's log capture and live log,
-    junit, a user's own handlers). One per browser; it stays until the browser closes,
-    since a secret typed in one phase of a test may show in a URL logged in the next."""
+def typed_keys(text: str) -> str:
+    """The characters a logged WebDriver command body types, in order: Selenium logs an
+    element's keys as a list of one-character strings and an action chain's as one
+    ``keyDown`` per character, so a typed value never shows whole in its log."""
+    import ast
+
+    keys: list[str] = []
+    for match in _KEY_LIST.finditer(text):
+        with contextlib.suppress(ValueError, SyntaxError):  # not a list of strings
+            keys.extend(str(k) for k in ast.literal_eval(match.group(1)))
+    for match in _KEY_DOWN.finditer(text):
+        with contextlib.suppress(ValueError, SyntaxError):
+            keys.append(str(ast.literal_eval(match.group(1))))
+    return "".join(keys)
+
+
+class SecretLogs:
+    """Keeps the secrets a browser has been given out of every log record made in this
+    process, whichever logger makes it and at every level: Selenium's (which logs each
+    command's body, a typed value split into its characters), urllib3's, the websocket
+    client's, a user's own. Records are cleaned when they are made (a log record
+    factory), before any logger, filter or handler sees them: pytest's capture and live
+    log, junit, ``-rA``. A record that cannot be cleaned is withheld, never passed on
+    as it is. One per browser; it stays until the browser closes, since a secret typed
+    in one phase of a test may show in a URL logged in the next."""
 
     def __init__(self) -> None:
-        super().__init__("netgent-secrets")
         self._secrets: dict[str, str] = {}
         self._redact = Redactor({})
 
     def add(self, secrets: Mapping[str, str]) -> None:
-        """Also redact ``secrets``; installs the filter on first use."""
-        fresh = {k: v for k, v in secrets.items() if self._secrets.get(k) != v}
+        """Also redact ``secrets``; starts cleaning records on first use."""
+        fresh = {k: v for k, v in secrets.items() if v and self._secrets.get(k) != v}
         if not fresh:
             return
-        if not self._secrets:
-            for name in LOGGERS:
-                logging.getLogger(name).addFilter(self)
         self._secrets.update(fresh)
         self._redact = Redactor(self._secrets)
+        _FACTORY.attach(self)
 
     def remove(self) -> None:
-        """Take the filter off the loggers."""
-        for name in LOGGERS:
-            logging.getLogger(name).removeFilter(self)
+        """Stop cleaning records for this browser."""
+        _FACTORY.detach(self)
         self._secrets.clear()
+        self._redact = Redactor({})
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        clean = self._redact(message)
+    def clean(self, record: logging.LogRecord) -> None:
+        """Take this browser's secrets out of ``record`` (its message and arguments)."""
+        try:
+            message = record.getMessage()
+            clean = self._redact(message)
+            keys = typed_keys(clean)
+            if keys and self._redact(keys) != keys:
+                # a secret typed key by key: the body's keys are withheld, its verb kept
+                head = clean.split(" {", 1)[0] if " {" in clean else record.name
+                clean = f"{head} {{keys typed: {self._redact(keys)!r}}}"
+        except Exception:  # any fault here must withhold the record, not pass it on
+            clean = f"(log record of {record.name} withheld: its secrets could not be removed)"
+            message = ""
         if clean != message:
             record.msg, record.args = clean, ()
-        return True
+            record.exc_info = record.exc_info and None  # a traceback's text is not cleaned
+            record.exc_text = None
+
+
+class _RecordFactory:
+    """The process's log record factory while any browser holds secrets: logging is
+    process-wide, so this is the one shared piece; it chains to the factory it found and
+    puts that back when the last browser detaches (unless another was set since)."""
+
+    def __init__(self) -> None:
+        self._active: list[SecretLogs] = []
+        self._previous: Callable[..., logging.LogRecord] | None = None
+        self._lock = threading.Lock()
+
+    def attach(self, logs: SecretLogs) -> None:
+        with self._lock:
+            if logs in self._active:
+                return
+            self._active.append(logs)
+            if self._previous is None:
+                self._previous = logging.getLogRecordFactory()
+                logging.setLogRecordFactory(self.make)
+
+    def detach(self, logs: SecretLogs) -> None:
+        with self._lock:
+            if logs in self._active:
+                self._active.remove(logs)
+            ours = logging.getLogRecordFactory() == self.make
+            if not self._active and self._previous is not None and ours:
+                logging.setLogRecordFactory(self._previous)
+                self._previous = None
+
+    def make(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        previous = self._previous or logging.LogRecord
+        record = previous(*args, **kwargs)
+        for logs in list(self._active):
+            logs.clean(record)
+        return record
+
+
+_FACTORY = _RecordFactory()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -359,14 +360,22 @@ SECRET = "s3cr~t wörd+x/y&z"
 
 def encodings(value: str) -> list[str]:
     """Every form the value could take in a file: as typed, URL and form encoded (both
-    hex cases, ``~`` either way), JSON-escaped."""
+    hex cases, ``~`` either way), JSON-escaped, and split into its characters as
+    Selenium's debug log shows an element's keys (``'value': ['s', '3', ...]``)."""
     from urllib.parse import quote, quote_plus
 
-    forms = {value, json.dumps(value)[1:-1]}
+    forms = {value, json.dumps(value)[1:-1], "', '".join(value), '", "'.join(value)}
     for encoded in (quote(value, safe=""), quote_plus(value), quote(value)):
         for form in (encoded, encoded.replace("~", "%7E")):
             forms |= {form, form.lower()}
     return sorted(f for f in forms if f)
+
+
+def keys_down(text: str) -> str:
+    """The keys of every W3C key action logged in ``text``, one ``keyDown`` each (the
+    form an action chain's typing takes in Selenium's debug log)."""
+    found = re.findall(r"""'type': 'keyDown', 'value': '((?:[^'\\]|\\.))'""", text)
+    return "".join(found)
 
 
 SECRET_SEARCH = """
@@ -385,11 +394,17 @@ states:
 """
 
 
+@pytest.mark.parametrize("typing", ["element", "key-actions"])
 def test_a_secret_in_a_get_form_reaches_no_file_log_or_report(
-    project: Project, monkeypatch: pytest.MonkeyPatch
+    project: Project, monkeypatch: pytest.MonkeyPatch, typing: str
 ) -> None:
+    """Also in Selenium's own debug log, which shows a typed value one character at a
+    time: an element's keys as a list, an action chain's as one key action each."""
     monkeypatch.setenv("NETGENT_TEST_SECRET", SECRET)
     path = project.workflow("secret", SECRET_SEARCH)
+    into = {"by": "id", "selector": "search-input"}
+    if typing == "key-actions":  # no element: the keys go to the focused one
+        into = {}
     project.states(
         path,
         "secret-search",
@@ -397,8 +412,8 @@ def test_a_secret_in_a_get_form_reaches_no_file_log_or_report(
             "Home": (
                 [{"type": "element", "params": {"by": "id", "selector": "search-input"}}],
                 [
-                    {"type": "type", "params": {"by": "id", "selector": "search-input",
-                                                "text": "{query}"}},
+                    {"type": "click", "params": {"by": "id", "selector": "search-input"}},
+                    {"type": "type", "params": {**into, "text": "{query}"}},
                     {"type": "press_key", "params": {"key": "Enter"}},
                 ],
             ),
@@ -421,9 +436,11 @@ def test_a_secret_in_a_get_form_reaches_no_file_log_or_report(
     assert any("selenium" in t for t in texts.values())  # the debug log did run
     har = next(t for name, t in texts.items() if name.endswith("capture.har"))
     assert "q={query}" in har  # the URL is there, the value is not
+    assert any("keys typed: '{query}'" in t for t in texts.values())  # the typing was logged
     for where, text in texts.items():
         for form in encodings(SECRET):
             assert form not in text, (where, form)
+        assert SECRET not in keys_down(text), where
 
 
 # --------------------------------------------------------------------------- faults
