@@ -100,6 +100,7 @@ class RunSettings:
 
 NETGENT_PLACEHOLDER = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%")
 """NetGent's own placeholder form, ``%name%``, as its executor fills variables."""
+_EITHER_PLACEHOLDER = re.compile(f"{PLACEHOLDER.pattern}|{NETGENT_PLACEHOLDER.pattern}")
 
 
 def substitute(value: Any, values: Mapping[str, Any]) -> Any:
@@ -112,9 +113,12 @@ def substitute(value: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(value, str):
 
         def fill(m: re.Match[str]) -> str:
-            return str(values[m.group(1)]) if m.group(1) in values else m.group(0)
+            name = m.group(1) or m.group(2)
+            return str(values[name]) if name in values else m.group(0)
 
-        return NETGENT_PLACEHOLDER.sub(fill, PLACEHOLDER.sub(fill, value))
+        # both forms in one pass: a filled value is never read again, so a value that
+        # holds '%user%' or '{user}' (a password, a query) is typed as it is
+        return _EITHER_PLACEHOLDER.sub(fill, value)
     if isinstance(value, dict):
         return {k: substitute(v, values) for k, v in value.items()}
     if isinstance(value, list):

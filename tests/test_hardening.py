@@ -972,3 +972,15 @@ def test_a_lock_folder_that_is_not_the_users_own_is_refused(
          "  fix: remove * (it is made again), then run again"]
     )  # fmt: skip
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_filled_value_is_never_filled_again() -> None:
+    """``{name}`` and NetGent's ``%name%`` are filled in one pass: a password that holds
+    ``%user%`` (or a query that holds ``{user}``) is typed as it is, not filled again."""
+    from pytest_netgent.run import substitute
+
+    values = {"password": "p%user%x", "query": "a{user}b", "user": "alice"}
+    assert substitute("{password}", values) == "p%user%x"
+    assert substitute("%password%", values) == "p%user%x"
+    assert substitute("%query% by {user}", values) == "a{user}b by alice"
+    assert substitute({"text": ["{query}", "%user%"]}, values) == {"text": ["a{user}b", "alice"]}
