@@ -21,8 +21,12 @@ class ModelSpecError(ValueError):
 
 
 def installed(module: str) -> bool:
-    """Whether ``module`` can be imported, without importing it."""
-    return importlib.util.find_spec(module) is not None
+    """Whether ``module`` can be imported, without importing it (a dotted name's parents
+    are imported to look)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a missing parent package, or no name at all
+        return False
 
 
 def check_model_spec(spec: str, option: str = "--netgent-llm") -> None:

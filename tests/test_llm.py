@@ -246,8 +246,18 @@ def test_load_model_from_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert load_model("builtin") is None
     with pytest.raises(ModelSpecError, match=r"is a int, not a langchain-core BaseChatModel"):
         load_model("my_models:not_a_model")
-    with pytest.raises(ModelSpecError, match=r"module 'my_models' has no 'nope'"):
+    with pytest.raises(ModelSpecError, match=r"module 'my_models' has no 'nope', and 'prov"):
         load_model("my_models:nope")
+    # a callable that is no model factory: the reason, not an INTERNALERROR
+    with pytest.raises(ModelSpecError, match=r"calling json.dumps\(\) to make the model failed"):
+        load_model("json:dumps")
+    with pytest.raises(ModelSpecError, match=r"os.getcwd\(\) returned a str, not a lang"):
+        load_model("os:getcwd")
+    # a model name that is no attribute is LangChain's provider:model, module or not
+    with pytest.raises(
+        ModelSpecError, match=r"'json:gpt-4o': 'gpt-4o' is a model's name, not an attribute of"
+    ):
+        load_model("json:gpt-4o")
     with pytest.raises(ModelSpecError, match=r"neither 'builtin', 'module:attr' nor"):
         load_model("gpt4")
 

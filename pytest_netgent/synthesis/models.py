@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..extras import ModelSpecError, check_model_spec
+from ..extras import ModelSpecError, check_model_spec, installed
 
 __all__ = ["ModelSpecError", "load_model"]
 
@@ -21,44 +21,76 @@ if TYPE_CHECKING:
 def load_model(spec: str, option: str = "--netgent-llm") -> BaseChatModel | None:
     """The chat model ``spec`` names; ``None`` for ``builtin`` or an empty spec.
 
-    ``option`` names where the spec came from, in error messages."""
+    ``module:attr`` when the module imports and has that attribute (a ``BaseChatModel``,
+    or a factory taking no arguments that returns one); anything else is LangChain's
+    ``provider:model`` (``openai:gpt-4o`` names a model even where a module ``openai``
+    is installed, since it has no attribute ``gpt-4o``). ``option`` names where the spec
+    came from, in error messages; every fault is a :class:`ModelSpecError`."""
     check_model_spec(spec, option)
     spec = spec.strip()
     if spec in ("", "builtin"):
         return None
     module_name, attr = spec.split(":", 1)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        module = None
-    if module is not None:
+    module = _module(module_name, spec, option) if attr.isidentifier() else None
+    if module is not None and hasattr(module, attr):
         return _from_module(spec, module, attr, option)
+    missing = ""
+    if module is not None:
+        missing = f"module {module_name!r} has no {attr!r}"
+    elif not attr.isidentifier() and installed(module_name):
+        missing = f"{attr!r} is a model's name, not an attribute of module {module_name!r}"
+    return _provider_model(spec, module_name, missing, option)
+
+
+def _module(name: str, spec: str, option: str) -> Any:
+    """The module ``name``, or None where there is none of that name."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+    except Exception as exc:  # a module that exists but fails as it loads
+        raise ModelSpecError(
+            f"{option} {spec!r}: importing module {name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _provider_model(spec: str, provider: str, missing: str, option: str) -> BaseChatModel:
+    """``provider:model`` through LangChain's ``init_chat_model``."""
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:
+        why = missing or f"no module {provider!r}"
         raise ModelSpecError(
-            f"{option} {spec!r}: no module {module_name!r}, and 'provider:model' names "
-            "need the langchain package: pip install langchain (plus the provider's package, "
-            f"e.g. langchain-{module_name if module_name.isidentifier() else 'openai'})"
+            f"{option} {spec!r}: {why}, and 'provider:model' names need the langchain "
+            "package: pip install langchain (plus the provider's package, e.g. "
+            f"langchain-{provider if provider.isidentifier() else 'openai'})"
         ) from None
     try:
         model: BaseChatModel = init_chat_model(spec)
-    except Exception as exc:
-        raise ModelSpecError(f"{option} {spec!r}: {exc}") from None
+    except Exception as exc:  # any provider's own error, shown with the spec
+        also = f" ({missing})" if missing else ""
+        raise ModelSpecError(f"{option} {spec!r}{also}: {exc}") from None
     return model
 
 
 def _from_module(spec: str, module: Any, attr: str, option: str) -> BaseChatModel:
     from langchain_core.language_models import BaseChatModel
 
-    try:
-        value = getattr(module, attr)
-    except AttributeError:
-        raise ModelSpecError(
-            f"{option} {spec!r}: module {module.__name__!r} has no {attr!r}"
-        ) from None
+    value = getattr(module, attr)
     if not isinstance(value, BaseChatModel) and callable(value):
-        value = value()
+        try:
+            value = value()
+        except Exception as exc:  # not a factory of no arguments, or one that failed
+            raise ModelSpecError(
+                f"{option} {spec!r}: calling {module.__name__}.{attr}() to make the model "
+                f"failed ({type(exc).__name__}: {exc}): name a langchain-core BaseChatModel, "
+                "or a function that takes no arguments and returns one"
+            ) from None
+        if not isinstance(value, BaseChatModel):
+            raise ModelSpecError(
+                f"{option} {spec!r}: {module.__name__}.{attr}() returned a "
+                f"{type(value).__name__}, not a langchain-core BaseChatModel"
+            )
     if not isinstance(value, BaseChatModel):
         raise ModelSpecError(
             f"{option} {spec!r} is a {type(value).__name__}, not a langchain-core "
