@@ -306,12 +306,16 @@ class WorkflowItem(ReportsErrors, pytest.Function):
         """This item's folder under ``--netgent-artifacts`` (screenshots, captures); no
         secret value is ever part of its name."""
         from .capture import folder_name
+
+        return root / folder_name(self.nodeid, self.secret_values().values())
+
+    def secret_values(self) -> dict[str, str]:
+        """This item's secrets, name: value (kept out of its names and reports)."""
         from .secrets import resolve_secrets
 
-        secrets: list[str] = []
         with contextlib.suppress(NetgentError):  # a missing secret fails the run itself
-            secrets = list(resolve_secrets(self.loaded).values())
-        return root / folder_name(self.nodeid, secrets)
+            return {n: s.reveal() for n, s in resolve_secrets(self.loaded).items()}
+        return {}
 
     def run_workflow(self, browser: Any, synthesiser: Any = None) -> None:
         """Replay (or record) this item's workflow on ``browser`` (a NetgentBrowser)."""

@@ -37,7 +37,7 @@ from .browser.video import VideoSampler
 from .browser.watchdog import Watchdog
 from .errors import BrowserError, DriftContext, NetgentError, ReplayError
 from .run import RunResult, RunSettings, TimelineEvent, check_host, host_allowed, substitute
-from .secrets import Redactor
+from .secrets import Redactor, Secret
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -93,7 +93,7 @@ class Engine:
         workflow: str,
         states: list[State],
         values: Mapping[str, Any],
-        secrets: Mapping[str, str],
+        secrets: Mapping[str, str | Secret],
         settings: RunSettings,
         healer: Healer | None = None,
         order: list[str] | None = None,
@@ -481,6 +481,7 @@ class Engine:
         self, state: str, number: int, action: Action, deadline: float | None = None
     ) -> None:
         """Run one action (placeholders substituted), recording it in the timeline."""
+        __tracebackhide__ = True  # its frames below hold the filled values, secrets too
         self.settings.check_cancel(self.workflow, self.result.steps)
         given = deadline is not None
         deadline = deadline or self._t0 + self.settings.timeout

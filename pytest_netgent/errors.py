@@ -45,7 +45,22 @@ class ReportsErrors:
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, NetgentError):
             return excinfo.value.report()
-        return super().repr_failure(excinfo)  # type: ignore[misc]
+        shown = super().repr_failure(excinfo)  # type: ignore[misc]
+        secrets = self.secret_values()
+        if not secrets:
+            return shown
+        # A traceback may show a secret however it is held: a library's frame (the
+        # browser driver's command body under --showlocals), an exception's text. The
+        # report is text then, cleaned like everything else that leaves a run.
+        from .secrets import Redactor
+
+        text = str(shown)
+        clean = Redactor(secrets)(text)
+        return shown if clean == text else clean
+
+    def secret_values(self) -> dict[str, str]:
+        """The item's secrets (name: value), kept out of its failure report."""
+        return {}
 
 
 class WorkflowSpecError(NetgentError):

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from .browser.video import QoeSample
 from .errors import NavigationError, NetgentError, RunStopped
+from .secrets import Secret
 from .spec import PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -114,7 +115,10 @@ def substitute(value: Any, values: Mapping[str, Any]) -> Any:
 
         def fill(m: re.Match[str]) -> str:
             name = m.group(1) or m.group(2)
-            return str(values[name]) if name in values else m.group(0)
+            if name not in values:
+                return m.group(0)
+            value = values[name]
+            return value.reveal() if isinstance(value, Secret) else str(value)
 
         # both forms in one pass: a filled value is never read again, so a value that
         # holds '%user%' or '{user}' (a password, a query) is typed as it is

@@ -47,7 +47,7 @@ from .errors import (
 )
 from .recorder import StatesProposed, save
 from .run import RunResult, RunSettings
-from .secrets import SecretLogs, resolve_secrets
+from .secrets import Secret, SecretLogs, resolve_secrets
 from .settings import Settings, parse_window, window_text
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from .synthesis import Synthesiser
@@ -258,7 +258,7 @@ class NetgentBrowser:
         self.origins: set[str] = set()
         self.results: list[RunResult] = []
         """The results of the runs of this test, in order."""
-        self.secrets: dict[str, str] = {}
+        self.secrets: dict[str, str | Secret] = {}
         """Every secret the runs of this test used (kept out of captures)."""
         self.before_run: Callable[[LoadedWorkflow, str], None] | None = None
         """Called with each workflow and its base URL before it runs (captures use it)."""

@@ -19,23 +19,59 @@ if TYPE_CHECKING:
     from .spec import LoadedWorkflow
 
 
+class Secret:
+    """A secret's value, held so that nothing shows it by accident: its ``repr`` and
+    ``str`` are its ``{name}`` placeholder (so a traceback's ``--showlocals``, a
+    formatted message or a log line shows the name), and a pickled copy holds no value.
+    Only :meth:`reveal` gives the value, where the browser types it."""
+
+    __slots__ = ("_value", "name")
+
+    def __init__(self, name: str, value: str) -> None:
+        self.name = name
+        self._value = value
+
+    def reveal(self) -> str:
+        """The value itself: for the browser, never for a message."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "{" + self.name + "}"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple[type[Secret], tuple[str, str]]:
+        return (Secret, (self.name, ""))  # a pickled copy (xdist, a report) keeps no value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and (other.name, other._value) == (self.name, self._value)
+
+    def __hash__(self) -> int:
+        return hash((Secret, self.name))
+
+
+def revealed(value: str | Secret) -> str:
+    """``value``'s text: a :class:`Secret` revealed, any other value as it is."""
+    return value.reveal() if isinstance(value, Secret) else value
+
+
 def resolve_secrets(
     loaded: LoadedWorkflow, environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """``{secret name: value}`` for every secret of the workflow.
+) -> dict[str, Secret]:
+    """``{secret name: value}`` for every secret of the workflow, each a :class:`Secret`.
 
     Raises :class:`SecretError` naming the variable, the workflow file and line, and the
     fix, when a variable is unset; the value itself never appears in any message.
     """
     env = os.environ if environ is None else environ
-    values: dict[str, str] = {}
+    values: dict[str, Secret] = {}
     missing: list[str] = []
     for name, variable in loaded.workflow.secrets.items():
         value = env.get(variable)
         if value is None or value == "":
             missing.append(f"{name!r} from ${variable}")
         else:
-            values[name] = value
+            values[name] = Secret(name, value)
     if missing:
         first = next(iter(loaded.workflow.secrets))
         line = loaded.line_of("secrets", first)
@@ -66,9 +102,9 @@ class Redactor:
     the one place where secrets are taken out of what leaves the engine (reports,
     timelines, captures, prompts, logs, cache files)."""
 
-    def __init__(self, secrets: Mapping[str, str]) -> None:
-        pairs = {(variant, name) for name, value in secrets.items() if value
-                 for variant in _variants(value)}  # fmt: skip
+    def __init__(self, secrets: Mapping[str, str | Secret]) -> None:
+        pairs = {(variant, name) for name, value in secrets.items() if revealed(value)
+                 for variant in _variants(revealed(value))}  # fmt: skip
         ordered = sorted(pairs, key=lambda p: -len(p[0]))
         self._pattern = re.compile("|".join(re.escape(v) for v, _ in ordered)) if ordered else None
         self._names = dict(ordered)
@@ -116,9 +152,10 @@ class SecretLogs:
         self._secrets: dict[str, str] = {}
         self._redact = Redactor({})
 
-    def add(self, secrets: Mapping[str, str]) -> None:
+    def add(self, secrets: Mapping[str, str | Secret]) -> None:
         """Also redact ``secrets``; starts cleaning records on first use."""
-        fresh = {k: v for k, v in secrets.items() if v and self._secrets.get(k) != v}
+        given = {k: revealed(v) for k, v in secrets.items()}
+        fresh = {k: v for k, v in given.items() if v and self._secrets.get(k) != v}
         if not fresh:
             return
         self._secrets.update(fresh)

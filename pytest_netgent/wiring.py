@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .engine import Engine
 from .recorder import Recorder
 from .run import RunResult, RunSettings
-from .secrets import Redactor
+from .secrets import Redactor, Secret
 from .synthesis import Context, Synthesiser, build_synthesiser
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def run_states(
     name: str,
     states: list[State],
     values: Mapping[str, Any],
-    secrets: Mapping[str, str],
+    secrets: Mapping[str, str | Secret],
     settings: RunSettings,
     *,
     order: list[str],

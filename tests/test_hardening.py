@@ -309,7 +309,11 @@ def test_the_heal_command_is_quoted_for_the_shell(project: Project) -> None:
     result.assert_outcomes(failed=1)
     line = next(x for x in result.outlines if "heal with:" in x)
     command = line.split("heal with:", 1)[1].strip()
-    assert shlex.split(command) == ["pytest", "--netgent-record", f"quoted.netgent.yaml::{name}"]
+    assert shlex.split(command) == [
+        "pytest",
+        "--netgent-record=missing",
+        f"quoted.netgent.yaml::{name}",
+    ]
 
 
 def test_a_very_long_workflow_name_records_and_replays(project: Project) -> None:
@@ -984,3 +988,66 @@ def test_a_filled_value_is_never_filled_again() -> None:
     assert substitute("%password%", values) == "p%user%x"
     assert substitute("%query% by {user}", values) == "a{user}b by alice"
     assert substitute({"text": ["{query}", "%user%"]}, values) == {"text": ["a{user}b", "alice"]}
+
+
+# a page whose first key press keeps the browser busy for 7 s: typing is under way
+BUSY_KEY = "if(!window.b){window.b=1;let t=Date.now();while(Date.now()-t<7000){}}"
+SLOW_KEYS = """
+name: slow-keys
+start_url: "data:text/html,<input id=pw onkeydown='BUSY_KEY'>"
+secrets: {password: NETGENT_TEST_SECRET}
+states:
+  - name: Form
+    triggers: [The password box is visible]
+    actions: ["Type {password} into the password box"]
+  - name: Done
+    triggers: [Never]
+    end: Typed
+""".replace("BUSY_KEY", BUSY_KEY)
+
+
+@pytest.mark.parametrize("tb", ["long", "native"])
+def test_a_secret_stays_out_of_a_traceback_with_locals(
+    project: Project, monkeypatch: pytest.MonkeyPatch, tb: str
+) -> None:
+    """pytest-timeout's signal method fails the item in the middle of typing, inside the
+    browser driver's own frames (whose locals hold the command's body); --showlocals
+    and --tb show every frame: the terminal and junit show the secret's name only."""
+    monkeypatch.setenv("NETGENT_TEST_SECRET", SECRET)
+    path = project.workflow("slow", SLOW_KEYS)
+    project.states(
+        path,
+        "slow-keys",
+        {
+            "Form": (
+                [{"type": "element", "params": {"by": "id", "selector": "pw"}}],
+                [{"type": "type", "params": {"by": "id", "selector": "pw", "text": "{password}"}}],
+            ),
+            "Done": ([{"type": "element", "params": {"by": "id", "selector": "never"}}], []),
+        },
+    )
+    result = project.run_subprocess(
+        "-p", "timeout", "--timeout=4", "--timeout-method=signal", "--showlocals",
+        f"--tb={tb}", "--junitxml=junit.xml", "-rA",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "Timeout" in out
+    texts = {"stdout": out, "junit": (project.path / "junit.xml").read_text()}
+    for where, text in texts.items():
+        for form in encodings(SECRET):
+            assert form not in text, (where, form)
+        assert SECRET not in keys_down(text), where
+
+
+def test_a_secret_shows_its_name_only() -> None:
+    import pickle
+
+    from pytest_netgent.secrets import Secret
+
+    secret = Secret("password", SECRET)
+    assert repr(secret) == str(secret) == f"{secret}" == "{password}"
+    assert repr({"password": secret}) == "{'password': {password}}"
+    assert SECRET.encode() not in pickle.dumps(secret)
+    assert pickle.loads(pickle.dumps(secret)).reveal() == ""  # a copy keeps no value
+    assert secret.reveal() == SECRET

@@ -72,6 +72,7 @@ class Actions:
 
     def run(self, kind: str, params: dict[str, Any]) -> None:
         """Carry out one action of type ``kind``."""
+        __tracebackhide__ = True  # ``params`` holds the filled values, secrets too
         try:
             handler = self._registry[kind]
         except KeyError:
@@ -250,6 +251,7 @@ class Actions:
 
     def type(self, params: dict[str, Any]) -> None:
         """Type ``text`` into the element (cleared first unless ``clear: false``)."""
+        __tracebackhide__ = True  # ``text`` may be a secret's value
         text = str(params["text"])
         if "selector" not in params:
             from selenium.webdriver.common.action_chains import ActionChains
@@ -267,6 +269,7 @@ class Actions:
         clear = params.get("clear", True)
 
         def attempt() -> bool:
+            __tracebackhide__ = True
             element = self._pick(params)
             if element is None:
                 return False

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
     from ..run import RunResult
+    from ..secrets import Secret
 
 from ..browser.session import browser_ports
 from . import FILES, CaptureError, CaptureSettings
@@ -117,7 +118,7 @@ class ItemCapture:
         self,
         runs: list[RunResult],
         events: list[dict[str, Any]],
-        secrets: Mapping[str, str],
+        secrets: Mapping[str, str | Secret],
     ) -> None:
         """Write the timeline, the HAR, the video samples and ``item.json``."""
         from ..secrets import Redactor

@@ -87,6 +87,20 @@ class ScenarioItem(ReportsErrors, pytest.Function):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.loaded.line - 1, f"scenario {self.loaded.scenario.name}"
 
+    def secret_values(self) -> dict[str, str]:
+        """The secrets of its members' workflows, name: value (kept out of its report)."""
+        from ..secrets import resolve_secrets
+
+        found: dict[str, str] = {}
+        for member in self.loaded.members:
+            if member.loaded is not None:
+                with contextlib.suppress(NetgentError):  # unset: the member fails on it
+                    found.update(
+                        (f"{member.name}.{n}", s.reveal())
+                        for n, s in resolve_secrets(member.loaded).items()
+                    )
+        return found
+
     def values(self, base_url: str) -> dict[str, Any]:
         """The scenario's vars and this item's parameters (and ``base_url``)."""
         values: dict[str, Any] = {**self.loaded.scenario.vars, **self.params}

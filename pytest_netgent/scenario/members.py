@@ -29,6 +29,7 @@ from .spec import LoadedScenario, ResolvedMember
 
 if TYPE_CHECKING:
     from ..runner import BrowserPool
+    from ..secrets import Secret
     from ..settings import Settings
 
 TAIL_BYTES = 2000
@@ -80,7 +81,7 @@ class Members:
     """Keep each command's whole output in ``<folder>/<member>/command.log``."""
     cancel: threading.Event = field(default_factory=threading.Event)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
-    secrets: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str | Secret] = field(default_factory=dict)
     """Every secret a workflow member used (kept out of captures)."""
     _failed: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
