@@ -31,6 +31,7 @@ from .inputs import (
     BAD_INPUT,
     FAILED,
     OK,
+    TOO_DEEP,
     BadInput,
     Parser,
     kind_of,
@@ -220,6 +221,8 @@ def _json_argument(text: str, what: str) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise BadInput(f"{what} (inline JSON), column {exc.colno}: {exc.msg}") from None
+        except RecursionError:
+            raise BadInput(f"{what} (inline JSON): {TOO_DEEP}") from None
     return read_json(text, what)
 
 

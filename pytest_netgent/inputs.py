@@ -24,6 +24,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(BAD_INPUT, f"netgent: error: {message}\n")
 
 
+TOO_DEEP = (
+    "its JSON is nested deeper than can be read (arrays or objects thousands of levels "
+    "deep): no NetGent file is; check that this is the file meant"
+)
+"""Why a JSON document nested past Python's recursion limit is refused."""
+
+
 def read_json(path_text: str, what: str) -> Any:
     """The JSON file ``path_text`` (``what`` names it in errors), or :class:`BadInput`."""
     path = Path(path_text)
@@ -37,6 +44,8 @@ def read_json(path_text: str, what: str) -> Any:
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(f"{what} {path_text}: cannot be read: {exc}") from None
+    except RecursionError:
+        raise BadInput(f"{what} {path_text}: {TOO_DEEP}") from None
 
 
 def read_credentials(text: str) -> dict[str, str]:
@@ -49,6 +58,8 @@ def read_credentials(text: str) -> dict[str, str]:
             raise BadInput(
                 f"CREDENTIALS (inline JSON), column {exc.colno}: invalid JSON: {exc.msg}"
             ) from None
+        except RecursionError:
+            raise BadInput(f"CREDENTIALS (inline JSON): {TOO_DEEP}") from None
         where = "CREDENTIALS (inline JSON)"
     else:
         data = read_json(text, "CREDENTIALS")

@@ -274,6 +274,8 @@ def load_context_from_file(filename: str | Path) -> list[Message]:
         data = json.loads(path.read_text("utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested deeper than can be read") from None
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of messages, got {type(data).__name__}")
     return [_message(path, i, entry) for i, entry in enumerate(data)]

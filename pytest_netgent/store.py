@@ -81,6 +81,12 @@ def load(path: Path) -> Automaton | None:
             heal="fix the JSON by hand (e.g. resolve a merge conflict) or delete the file "
             "and re-record it; it is never overwritten while unreadable",
         ) from None
+    except RecursionError:
+        raise CacheError(
+            path,
+            "corrupt cached states: JSON nested deeper than can be read",
+            heal="delete the file and re-record it; it is never overwritten while unreadable",
+        ) from None
     try:
         return parse_automaton(data)
     except ValueError as exc:

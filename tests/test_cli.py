@@ -413,3 +413,15 @@ def test_convert_makes_the_output_folder_as_mkdir_p_would(
     status, _, err = netgent(capsys, "convert", str(repository), "-o", str(blocker / "below"))
     assert status == 2 and "cannot create the folder" in err
     assert blocker.read_text() == "a file, not a folder\n"
+
+
+def test_deeply_nested_json_is_bad_input_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for args in (["convert", str(deep)], ["-e", str(deep)]):
+        status, _, err = netgent(capsys, *args)
+        assert status == 2, err
+        assert f"STATES {deep}: its JSON is nested deeper than can be read" in err
+        assert "Traceback" not in err and "RecursionError" not in err
