@@ -39,6 +39,7 @@ from .inputs import (
     read_json,
     read_prompts,
     read_repository,
+    writable,
 )
 
 KEYS_HELP = """\
@@ -458,7 +459,7 @@ def _output_dir(output: str | None) -> Path:
     target = Path(output)
     if target.is_dir():
         raise BadInput(f"-o {output} is a folder: give a file name, e.g. -o {output}/result.json")
-    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+    if not writable(folder) or (target.exists() and not os.access(target, os.W_OK)):
         raise BadInput(f"-o {output}: cannot write there; choose a writable place")
     return folder
 

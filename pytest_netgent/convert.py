@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from . import atomic
-from .inputs import OK, BadInput, Parser, read_credentials, read_json, read_prompts
+from .inputs import (
+    OK,
+    BadInput,
+    Parser,
+    read_credentials,
+    read_json,
+    read_prompts,
+    writable,
+)
 
 
 def _convert_parser() -> argparse.ArgumentParser:
@@ -239,7 +247,7 @@ def out_folder(output: str) -> Path:
         raise BadInput(
             f"-o {output}: cannot create the folder ({exc.strerror}): choose a writable place"
         ) from None
-    if not os.access(folder, os.W_OK | os.X_OK):
+    if not writable(folder):
         raise BadInput(f"-o {output}: cannot write there: choose a writable place")
     return folder
 

@@ -31,6 +31,18 @@ TOO_DEEP = (
 """Why a JSON document nested past Python's recursion limit is refused."""
 
 
+def writable(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``, found by making one: the permission bits
+    do not say (root passes them; an immutable folder or a read-only mount does not)."""
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".netgent-probe-"):
+            return True
+    except OSError:
+        return False
+
+
 def read_json(path_text: str, what: str) -> Any:
     """The JSON file ``path_text`` (``what`` names it in errors), or :class:`BadInput`."""
     path = Path(path_text)

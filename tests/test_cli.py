@@ -425,3 +425,23 @@ def test_deeply_nested_json_is_bad_input_not_a_traceback(
         assert status == 2, err
         assert f"STATES {deep}: its JSON is nested deeper than can be read" in err
         assert "Traceback" not in err and "RecursionError" not in err
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An immutable folder: root passes its permission bits, yet nothing can be made in
+    it. -e is refused before anything runs, convert before anything is written."""
+    repository = write(tmp_path / "search_result.json", NETGENT_REPOSITORY)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    subprocess.run(["chattr", "+i", str(locked)], check=True)
+    try:
+        status, _, err = netgent(capsys, "-e", str(repository), "-o", str(locked / "r.json"))
+        assert status == 2 and "cannot write there; choose a writable place" in err
+        assert "end state" not in err  # refused before the run
+        status, _, err = netgent(capsys, "convert", str(repository), "-o", str(locked))
+        assert status == 2 and "cannot write there" in err and "Traceback" not in err
+    finally:
+        subprocess.run(["chattr", "-i", str(locked)], check=True)
+    assert list(locked.iterdir()) == []
