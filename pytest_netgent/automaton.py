@@ -104,7 +104,10 @@ def _close(name: str, allowed: Iterable[str]) -> str:
     return f"; did you mean {match[0]!r}?" if match else ""
 
 
-_NUMBERS = {"seconds", "interval", "pixels", "amount", "times", "x", "y", "percentage", "timeout"}
+_NUMBERS = {
+    *("seconds", "interval", "pixels", "amount", "times", "x", "y", "percentage", "timeout"),
+    "index",  # an element's among the matches, an option's, a tab's
+}
 """Parameters that are numbers wherever they appear."""
 
 

@@ -570,6 +570,24 @@ def test_an_invalid_cached_parameter_names_file_state_and_action(project: Projec
             "(wait): wait action: seconds must be a number (or a {placeholder}), got 'forever'"
         ]
     )
+    # an element's index among the matches is a number too (it was an 89-line traceback)
+    project.raw_states(
+        path,
+        "waits",
+        [{"name": "Start", "checks": [], "actions": [{"type": "click",
+          "params": {"by": "css selector", "selector": "a", "index": "first"}}],
+          "end_state": "done"}],
+    )  # fmt: skip
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "__netgent__/waits/waits.json: invalid cached states: state 'Start': action 1 "
+            "(click): click action: index must be a number (or a {placeholder}), got 'first'",
+            "  fix: fix the file by hand or delete it and re-record it",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_a_read_only_cache_folder_is_a_cache_error(
