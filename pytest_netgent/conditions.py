@@ -178,9 +178,13 @@ def parse(text: str, where: str = "--netgent-network") -> Condition | None:
         return None
     condition: Condition | None = None
     changes: dict[str, Any] = {}
+    given: set[str] = set()
     for part in (p.strip() for p in text.split(",")):
         if not part:
-            continue
+            raise ValueError(
+                f"{where}{text!r} has an empty part: write a profile name and key=value "
+                "pairs separated by single commas, with none at either end (e.g. 3g,loss=1)"
+            )
         if "=" not in part:
             if condition is not None or changes:
                 raise ValueError(
@@ -201,11 +205,14 @@ def parse(text: str, where: str = "--netgent-network") -> Condition | None:
             raise ValueError(
                 f"{where}unknown key {key!r} in {text!r}; the keys are {', '.join(KEYS)}"
             )
+        if key in given:
+            raise ValueError(f"{where}{key!r} is given twice in {text!r}: give each key once")
+        given.add(key)
         changes.update(_value(key, value, where))
     base = condition or Condition()
     name = base.name if condition is not None else "custom"
     if changes and condition is not None:
-        name = f"{condition.name}+" + ",".join(p.strip() for p in text.split(",")[1:] if p)
+        name = f"{condition.name}+" + ",".join(p.strip() for p in text.split(",")[1:])
     return replace(base, name=name, **changes)
 
 

@@ -223,6 +223,11 @@ def test_conditions_parse_and_bad_ones_say_how_to_write_them() -> None:
         ("loss=100", "from 0 to under 100"),
         ("speed=1mbit", "unknown key 'speed'"),
         ("rate=2mbit,3g", "a profile name comes first"),
+        # accepted silently before: an empty part, a key given twice (which one holds?)
+        (",", "',' has an empty part"),
+        ("3g,", "'3g,' has an empty part"),
+        ("3g,,loss=1", "has an empty part"),
+        ("rate=1mbit,rate=2mbit", "'rate' is given twice in 'rate=1mbit,rate=2mbit'"),
     ]:
         with pytest.raises(ValueError, match="--netgent-network") as caught:
             parse(text)
