@@ -371,10 +371,20 @@ class Engine:
             if not (repeats and state.continuous and end_at is not None):
                 self.result.steps += 1
             if self.result.steps > s.max_steps:
-                if state.continuous and repeats:
+                if state.continuous and repeats and state.checks:
                     # NetGent: recursion_limit ends a continuous state's run normally
                     self._finish(state, f"max_steps ({s.max_steps}) reached in a continuous state")
                     return
+                if state.continuous and repeats:
+                    # no checks: it holds on any page, so it proves nothing about the page
+                    raise self._drift(
+                        f"max_steps ({s.max_steps}) reached in continuous state "
+                        f"{state.name!r}, which has no checks: it holds on every page, so "
+                        "its repeats say nothing of where the workflow got to and the end "
+                        "state was never reached; give it checks (what its page shows), or "
+                        "a 'duration' for how long to stay",
+                        cause="no progress",
+                    )
                 raise self._drift(
                     f"max_steps ({s.max_steps}) reached without an end state: a state may "
                     "be looping (raise 'max_steps' if the workflow is that long)"

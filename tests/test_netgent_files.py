@@ -517,6 +517,14 @@ def test_continuous_state_without_duration_is_bounded_by_recursion_limit(
         results = agent.run(state_repository=repo, variables={"base_url": base_url})
     assert results.reached_end
     assert results.end_state == "max_steps (6) reached in a continuous state"
+    # with no checks it holds on any page: running out its steps proves nothing, and fails
+    repo[1]["checks"] = []
+    with NetGent(config={"recursion_limit": 6}) as agent:
+        results = agent.run(state_repository=repo, variables={"base_url": base_url})
+    assert not results.reached_end
+    assert "max_steps (6) reached in continuous state 'Watching', which has no checks" in str(
+        results.error
+    )
 
 
 def test_duration_in_a_state_that_is_not_continuous_fails(tmp_path: Path, base_url: str) -> None:
