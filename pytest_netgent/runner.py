@@ -87,11 +87,15 @@ def _sweep(temp: Path) -> None:
 
 
 def _short_temp() -> str:
-    """The temporary folder, or ``/tmp`` if its path is too long for Chromium, whose
-    single-instance socket (``TMPDIR/.org.chromium.Chromium.XXXXXX/SingletonSocket``
-    under the browser's folder) must fit the 107 bytes of a Unix socket address."""
+    """The temporary folder, or ``/tmp`` if its path is too long for the browser's
+    folder: Chromium's single-instance socket goes in its ``TMPDIR``, here
+    ``TEMP/netgent-browser-PID-XXXXXXXX/tmp``, and its whole path must fit a Unix socket
+    address (see :func:`~pytest_netgent.browser.session.socket_room`)."""
+    from .browser.session import socket_room
+
     temp = tempfile.gettempdir()
-    return temp if len(temp) <= 40 or not Path("/tmp").is_dir() else "/tmp"
+    home = f"{temp}/netgent-browser-{os.getpid()}-XXXXXXXX/tmp"
+    return temp if socket_room(home) >= 0 or not Path("/tmp").is_dir() else "/tmp"
 
 
 def _remove_profile(home: str) -> None:

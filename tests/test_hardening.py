@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import pytest
 from pytest_netgent import store
 from pytest_netgent.automaton import Automaton, State
 
-from .helpers import QUIET, Project, kill_conftest, leftovers
+from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project, kill_conftest, leftovers
 
 # --------------------------------------------------------------------------- data loss
 
@@ -1069,3 +1070,35 @@ def test_a_secret_shows_its_name_only() -> None:
     assert SECRET.encode() not in pickle.dumps(secret)
     assert pickle.loads(pickle.dumps(secret)).reveal() == ""  # a copy keeps no value
     assert secret.reveal() == SECRET
+
+
+@pytest.mark.parametrize("length", [30, 40, 90])
+def test_a_long_temporary_folder_still_starts_the_browser(
+    project: Project, monkeypatch: pytest.MonkeyPatch, length: int
+) -> None:
+    """Chromium's socket under TMPDIR must fit 107 bytes: a TMPDIR of 27-40 characters
+    failed every item with "check that chromium and chromium-driver are the same
+    version". Both the plugin's own profiles and a user's (--netgent-user-data-dir)."""
+    import tempfile as tmp
+
+    root = Path(tmp.mkdtemp(prefix="ng-", dir="/tmp"))
+    folder = root / ("x" * (length - len(str(root)) - 1))
+    folder.mkdir()
+    profile = root / "p"
+    profile.mkdir()
+    try:
+        monkeypatch.setenv("TMPDIR", str(folder))
+        path = project.workflow("search", SEARCH_WORKFLOW)
+        project.states(path, "search", SEARCH_STATES)
+        project.run_subprocess().assert_outcomes(passed=1)
+        project.run_subprocess(f"--netgent-user-data-dir={profile}").assert_outcomes(passed=1)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_socket_path_too_long_is_named_as_the_cause() -> None:
+    from pytest_netgent.browser.session import socket_room
+
+    assert socket_room("/tmp") > 0
+    assert socket_room("/tmp/" + "x" * 56) == 0  # 61 characters: the longest that fits
+    assert socket_room("/tmp/" + "x" * 57) < 0
