@@ -572,6 +572,11 @@ class Engine:
 
     # ------------------------------------------------------------------ reporting
 
+    def page_error(self, reason: str) -> ReplayError:
+        """The failure of the page now: a network or server error, a slow server, else UI
+        drift, with ``reason`` (see :func:`.diagnosis.page_fault`)."""
+        return self._drift(reason)
+
     def _drift(self, reason: str, *, cause: str = "UI drift") -> ReplayError:
         """A :class:`ReplayError` with the candidate states' checks and a screenshot.
 

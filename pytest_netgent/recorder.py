@@ -131,6 +131,10 @@ class Recorder:
     # ------------------------------------------------------------------ Healer
 
     def no_match(self, engine: Engine) -> int:
+        if engine.last_tick.net_error:
+            # an error page (the site is down): nothing to learn there, and a state made
+            # from it would be wrong; the engine's report says what the network said
+            raise engine.page_error("no state can be recorded on a page that did not load")
         self.ctx.history = engine.result.states_visited
         try:
             page = self._observe(engine)

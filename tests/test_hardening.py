@@ -478,6 +478,28 @@ def cache_one_state(project: Project, path: Path) -> None:
     )
 
 
+def test_recording_against_a_site_that_is_down_says_so(project: Project) -> None:
+    """Record mode does not synthesise on the browser's error page: it said "synthesis
+    failure ... no element on chrome-error://" and asked for a better synthesiser."""
+    url = f"http://127.0.0.1:{unused_port()}/"
+    # the first page loads, then sends the browser to the site that is down
+    start = f"data:text/html,<meta http-equiv=refresh content='0;url={url}'>"
+    text = one_state(start).replace("states:", "allowed_hosts: [127.0.0.1]\nstates:")
+    project.workflow("faulty", text)
+    result = project.run("--netgent-record", "-o", "netgent_state_timeout=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "network error in workflow 'faulty' (faulty.netgent.yaml:*)",
+            f"  reason: the page did not load: ERR_CONNECTION_REFUSED at {url} (the site is "
+            "down or unreachable; no re-recording heals this); no state can be recorded on "
+            "a page that did not load",
+        ]
+    )
+    assert "synthesis failure" not in result.stdout.str()
+    assert not (project.path / "__netgent__").exists()  # nothing was written
+
+
 def test_a_server_that_is_down_is_a_network_error_not_ui_drift(project: Project) -> None:
     url = f"http://127.0.0.1:{unused_port()}/"
     cache_one_state(project, project.workflow("faulty", one_state(url)))
