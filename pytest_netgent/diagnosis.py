@@ -40,10 +40,14 @@ def candidates(states: list[State], tick: Tick) -> list[StateOutcome]:
     return outcomes
 
 
-def page_fault(tick: Tick, page: str, reason: str) -> tuple[str, str]:
+def page_fault(
+    tick: Tick, page: str, reason: str, network: str = "", *, unloaded: bool = False
+) -> tuple[str, str]:
     """The cause and reason of a failure that looked like UI drift, once the page is
-    read: ``network error``, ``server error``, ``timeout`` (a slow API) or still
-    ``UI drift``. ``page`` is the address the browser tried."""
+    read: ``network error``, ``server error``, ``timeout`` (a slow API), ``network
+    condition`` (a page still loading under the item's shaped link, ``network``) or
+    still ``UI drift``. ``page`` is the address the browser tried; ``unloaded``, that a
+    page it opened did not finish loading in time."""
     if tick.net_error:
         return "network error", (
             f"the page did not load: {tick.net_error} at {page} (the site is down or "
@@ -54,12 +58,28 @@ def page_fault(tick: Tick, page: str, reason: str) -> tuple[str, str]:
             f"the server answered {tick.status} for {page} (a fault of the site, not of "
             f"the workflow); {reason}"
         )
+    # a page that loaded under the condition and shows no state is UI drift all the same
+    # (a streaming page always has requests under way: they prove nothing)
+    if network and (unloaded or still_loading(tick)):
+        waiting = unanswered(tick) or "it was still loading"
+        return "network condition", (
+            f"the page did not finish loading under the network condition {network}: "
+            f"{waiting} (the shaped link is too slow for the state timeout, not a UI "
+            "change: raise 'state_timeout' for this condition, or choose a faster one; no "
+            f"re-recording heals this); {reason}"
+        )
     if slow := unanswered(tick):
         return "timeout", (
             f"the page was still waiting for its server: {slow} (a slow server or API, "
             f"not a UI change; raise 'state_timeout' if the site is this slow); {reason}"
         )
     return "UI drift", reason
+
+
+def still_loading(tick: Tick) -> bool:
+    """Whether the browser shows no page of a site yet (still on its blank start page,
+    the next document not arrived)."""
+    return not tick.href.startswith(("http:", "https:"))
 
 
 def unanswered(tick: Tick) -> str:

@@ -399,7 +399,7 @@ class Engine:
                 return
             except ActionFailed as exc:
                 if self.healer is None:
-                    raise self._drift(self.redact(str(exc))) from None
+                    raise self._drift(self.redact(str(exc)), unloaded=exc.unloaded) from None
                 index = self.healer.action_failed(self, index, exc)
                 state = self.states[index]
             if state.end_state:
@@ -515,7 +515,8 @@ class Engine:
         except ActionFailed as exc:
             raise ActionFailed(
                 f"state {state!r}, action {number} ({action.describe()}) failed: "
-                f"{self.redact(str(exc))}"
+                f"{self.redact(str(exc))}",
+                unloaded=exc.unloaded,
             ) from None
         if action.type in ("navigate", "go_back", "switch_tab", "click"):
             url = self._current_url()
@@ -531,7 +532,9 @@ class Engine:
                 actions.navigate({"url": url})
             self._hung()
         except ActionFailed as exc:
-            raise self._drift(f"start_url: {self.redact(str(exc))}") from None
+            raise self._drift(
+                f"start_url: {self.redact(str(exc))}", unloaded=exc.unloaded
+            ) from None
         self._see_url(self._current_url())
 
     def _recover(self, tick: Tick) -> None:
@@ -577,7 +580,9 @@ class Engine:
         drift, with ``reason`` (see :func:`.diagnosis.page_fault`)."""
         return self._drift(reason)
 
-    def _drift(self, reason: str, *, cause: str = "UI drift") -> ReplayError:
+    def _drift(
+        self, reason: str, *, cause: str = "UI drift", unloaded: bool = False
+    ) -> ReplayError:
         """A :class:`ReplayError` with the candidate states' checks and a screenshot.
 
         The page is evaluated once more with every check's result (one round trip, only
@@ -594,7 +599,9 @@ class Engine:
         if cause == "UI drift":
             if tick.net_error:
                 page = self._current_url()  # the address it tried, not chrome-error://
-            cause, reason = diagnosis.page_fault(tick, page, reason)
+            cause, reason = diagnosis.page_fault(
+                tick, page, reason, self.settings.network, unloaded=unloaded
+            )
         context = DriftContext(
             step=self.result.steps,
             last_state=self._last_state,

@@ -182,7 +182,8 @@ class ReplayError(NetgentError):
     ) -> None:
         self.cause = cause
         """What happened: ``UI drift``, or a fault of the site or the network that no
-        re-recording heals (``network error``, ``server error``)."""
+        re-recording heals (``network error``, ``server error``, ``network
+        condition``)."""
         self.reason = reason
         self.context = context
         self.workflow = workflow

@@ -89,6 +89,9 @@ class RunSettings:
     """Set from another thread to stop the run at its next step or during a wait (a
     scenario stops its other members so when one fails)."""
     watch_requests: bool = True
+    network: str = ""
+    """The link condition on the run's traffic (``rate=8kbit,delay=2s``), if any: a page
+    that did not finish loading under it is the link's doing, not UI drift."""
 
     def check_cancel(self, workflow: str, steps: int) -> None:
         """Raise :class:`~.errors.RunStopped` once :attr:`cancel` is set."""

@@ -266,6 +266,8 @@ class NetgentBrowser:
         """Every secret the runs of this test used (kept out of captures)."""
         self.before_run: Callable[[LoadedWorkflow, str], None] | None = None
         """Called with each workflow and its base URL before it runs (captures use it)."""
+        self.network = ""
+        """The link condition on this browser's traffic (set by the network plugin)."""
 
     @property
     def driver(self) -> WebDriver:
@@ -368,6 +370,7 @@ class NetgentBrowser:
             output_dir=artifacts,
             cancel=cancel,
             watch_requests=not self._pool.options.uc,
+            network=self.network,
         )
         cached = {s.name for s in previous.states} if previous and record_mode != "all" else set()
         wired = run_states(

@@ -204,6 +204,28 @@ def test_control_traffic_keeps_its_speed(project: Project, big_site: str) -> Non
     assert control < 0.15, f"a WebDriver round trip took {control:.3f}s under delay=150ms"
 
 
+@needs_shaping
+def test_a_page_too_slow_for_its_condition_is_not_ui_drift(project: Project, big_site: str) -> None:
+    """A valid but very slow condition: the page does not load within the state timeout.
+    That is the link's doing, said so, with no heal command (it was "UI drift" with one)."""
+    text = BIG_WORKFLOW.replace(f"net: {json.dumps(CONDITIONS)}", 'net: ["rate=8kbit,delay=2s"]')
+    text = text.replace("timeout: 60", "timeout: 8")
+    file = project.workflow("big", text)
+    project.states(file, "big", {"Loaded": ([element("#done")], [])})
+    project.base_url = big_site
+    result = project.run_subprocess("-n", "0", "--netgent-state-timeout=2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "network condition in workflow 'big[[]rate=8kbit,delay=2s[]]' (big.netgent.yaml:1)",
+            "  reason: the page did not finish loading under the network condition "
+            "rate=8kbit,delay=2000ms: * (the shaped link is too slow for the state timeout, "
+            "not a UI change: *",
+        ]
+    )
+    assert "heal with" not in result.stdout.str()
+
+
 def test_conditions_parse_and_bad_ones_say_how_to_write_them() -> None:
     c = parse("rate=2mbit,up=512kbit,delay=40ms,jitter=5ms,loss=1%,queue=50ms")
     assert c is not None

@@ -31,6 +31,11 @@ POLL = 0.03
 class ActionFailed(NetgentError):
     """An action could not be carried out; the message says what and where."""
 
+    def __init__(self, message: str, *, unloaded: bool = False) -> None:
+        super().__init__(message)
+        self.unloaded = unloaded
+        """A page it opened did not finish loading in time (slow network or server)."""
+
 
 class Actions:
     """Executes actions on one driver; ``timeout`` bounds every explicit wait."""
@@ -160,7 +165,8 @@ class Actions:
             self.driver.get(url)
         except TimeoutException:
             raise ActionFailed(
-                f"navigate: {url} did not finish loading within {limit:.3g}s ({why})"
+                f"navigate: {url} did not finish loading within {limit:.3g}s ({why})",
+                unloaded=True,
             ) from None
         except WebDriverException as exc:
             if browser_gone(exc):

@@ -156,6 +156,8 @@ class NetworkPlugin:
         ports = browser_ports(driver)
         with self.hold(item, ports, base_url, on_error=browsers.close, checked=True) as held:
             browser = next(browsers)
+            if held is not None:
+                browser.network = held.text()
             self._record(item, held)
             try:
                 yield browser
