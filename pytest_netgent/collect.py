@@ -90,6 +90,7 @@ class WorkflowFile(pytest.File):
 
         try:
             loaded = load_scenario(doc)
+            _inside(loaded, self.config.rootpath)
         except WorkflowSpecError as exc:
             line = exc.line or doc.line
             return [WorkflowErrorItem.from_parent(self, name=doc.name, error=exc, line=line)]
@@ -159,6 +160,23 @@ def _refuse_code(doc: LoadedWorkflow | LoadedScenario, line: int, name: str, arg
             "workflow files hold data, not code; give true/false, or write "
             f"{{skip: 'reason'}}, or put the condition in a conftest.py",
         )
+
+
+def _inside(loaded: LoadedScenario, root: Path) -> None:
+    """A member's workflow file lies inside the suite (pytest's rootdir): a scenario is
+    data, and ``../../elsewhere`` would run and record what the suite does not hold."""
+    for member in loaded.members:
+        if member.loaded is None:
+            continue
+        path = member.loaded.path.resolve()
+        if not path.is_relative_to(root.resolve()):
+            raise WorkflowSpecError(
+                loaded.path,
+                member.line,
+                f"member {member.name!r}: its workflow {member.member.workflow!r} is "
+                f"outside the suite ({root}): keep the workflow files a scenario runs "
+                "inside the project",
+            )
 
 
 def _line(item: pytest.Item) -> int:

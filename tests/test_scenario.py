@@ -248,6 +248,41 @@ def test_record_of_a_scenario_alone_records_its_members_first(project: Path) -> 
     assert "evening.netgent.yaml::evening PASSED" in again.stdout
 
 
+def test_a_scenario_is_bounded_and_its_commands_end_with_their_whole_tree(
+    project: Path, short_tmp: Path
+) -> None:
+    """A command that never exits (no stop, no duration) ends at the scenario's limit and
+    fails the item by name; what a command left in the background, in a session of its
+    own, ends with it (both outlived the item before: one hung it for ever)."""
+    scenario(
+        project,
+        "endless",
+        """
+        name: endless
+        timeout: 4
+        scenario:
+          - name: daemon
+            run: setsid sleep 317 >/dev/null 2>&1 & nohup sleep 318 >/dev/null 2>&1 & echo forked
+          - name: forever
+            run: sleep 319
+        """,
+    )
+    started = time.monotonic()
+    answer = run(project, "endless.netgent.yaml", env={"TMPDIR": str(short_tmp)})
+    output = answer.stdout
+    assert answer.returncode == 1, output + answer.stderr
+    assert time.monotonic() - started < 60
+    assert "scenario 'endless': 1 of 2 members failed" in output
+    assert (
+        "--- member 'forever' (command) failed:\n  still running at the scenario's limit (4s)"
+        in (output)
+    )
+    assert "Captured member daemon call" in output and "passed (" in output
+    for n in (317, 318, 319):
+        found = subprocess.run(["pgrep", "-f", f"sleep {n}"], capture_output=True, check=False)
+        assert found.returncode == 1, (n, found.stdout)  # no process of theirs is left
+
+
 BAD = """
 name: both
 scenario:
@@ -281,6 +316,10 @@ scenario:
   - name: ../up
     run: "true"
 ---
+name: outside
+scenario:
+  - workflow: ../outside-the-suite.netgent.yaml::read-featured
+---
 name: fine
 scenario:
   - run: "true"
@@ -289,9 +328,12 @@ scenario:
 
 def test_a_bad_scenario_fails_its_own_item_with_its_line_and_fix(project: Path) -> None:
     scenario(project, "bad", BAD)
+    shutil.copy(
+        project / "wiki" / "browse.netgent.yaml", project.parent / "outside-the-suite.netgent.yaml"
+    )
     answer = run(project, "bad.netgent.yaml", "-rA")
     out = answer.stdout
-    assert "1 passed, 7 errors" in out, out
+    assert "1 passed, 8 errors" in out, out
     expected = [
         "bad.netgent.yaml:3: a member is either a workflow ('workflow: PATH::NAME') or a "
         "command ('run: ...'): give exactly one of the two",
@@ -305,6 +347,8 @@ def test_a_bad_scenario_fails_its_own_item_with_its_line_and_fix(project: Path) 
         "bad.netgent.yaml:26: unknown key 'stat' in a member: did you mean 'start'?",
         "bad.netgent.yaml:30: member name '../up' names the member's folder and flows: use "
         "letters, digits, '.', '_' and '-', starting with a letter or digit",
+        "bad.netgent.yaml:35: member 'read-featured': its workflow "
+        "'../outside-the-suite.netgent.yaml::read-featured' is outside the suite (",
     ]
     for text in expected:
         assert text in out, (text, out)

@@ -101,13 +101,23 @@ class Members:
             )
             thread.start()
             threads.append(thread)
-        end = self.t0 + scenario.duration if scenario.duration else None
+        limit = self.t0 + scenario.limit
+        late: list[str] = []
         for thread in threads:
             while thread.is_alive():
                 thread.join(timeout=0.5)
-                if end is not None and time.monotonic() > end + 60 and not self.cancel.is_set():
-                    # a member that outlives the scenario's end by a minute is stuck
+                if time.monotonic() > limit and not late:
+                    # still running at the scenario's limit: stuck, or never ending
+                    late = [m.name for m, t in zip(self.loaded.members, threads, strict=True)
+                            if t.is_alive()]  # fmt: skip
                     self.cancel.set()
+        for name in late:
+            outcome = self.outcomes[name]
+            outcome.passed = outcome.stopped = False
+            outcome.detail = (
+                f"still running at the scenario's limit ({scenario.limit:g}s), and ended "
+                "then: give the member a 'stop', or the scenario a 'duration' or 'timeout'"
+            )
         return self.outcomes
 
     def _guarded(self, target: Callable[[ResolvedMember], None], member: ResolvedMember) -> None:
@@ -249,6 +259,10 @@ class Members:
         kwargs: dict[str, Any] = {}
         if member.name in self.groups:
             kwargs["group"] = self.groups[member.name]
+        # every process the command starts inherits this mark, also those that leave its
+        # process group (setsid, a daemon): they are found by it and ended with it
+        mark = f"{os.getpid()}-{id(self)}-{member.name}"
+        kwargs["env"] = {**os.environ, MARK: mark}
         proc = subprocess.Popen(
             ["/bin/sh", "-c", command],
             stdin=subprocess.DEVNULL,
@@ -287,6 +301,7 @@ class Members:
         finally:
             if proc.poll() is None:
                 _end_group(proc)
+            _end_marked(mark)  # what it left running in the background
             reader.join(timeout=5)
             if proc.stdout is not None:
                 proc.stdout.close()
@@ -359,6 +374,34 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)  # the group, even if the shell has exited
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=STOP_GRACE_S)
+
+
+MARK = "NETGENT_SCENARIO_MEMBER"
+"""The environment variable that marks every process of one command member's run."""
+
+
+def _end_marked(mark: str) -> None:
+    """SIGKILL every process whose environment carries ``MARK=mark``: the children a
+    command put in the background or in a session of their own outlive its process
+    group. Read from ``/proc`` (Linux, where scenarios run)."""
+    needle = f"{MARK}={mark}".encode() + b"\0"
+    for _ in range(3):  # a process may start another while the first is being ended
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as environ:
+                    if needle in environ.read() + b"\0":
+                        found.append(int(entry))
+            except OSError:  # gone, or not ours to read
+                continue
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
 
 
 def _tail(output: bytes) -> str:

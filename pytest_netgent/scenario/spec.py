@@ -70,6 +70,10 @@ class Member(BaseModel):
     )
 
 
+DEFAULT_TIMEOUT = 600.0
+"""Seconds a scenario without a duration or timeout may take."""
+
+
 class Scenario(BaseModel):
     """Several workflows and commands run at the same time: one test item."""
 
@@ -83,6 +87,12 @@ class Scenario(BaseModel):
         gt=0,
         description="Seconds the scenario runs; required when a member has no end (a "
         "command with 'every', a workflow that ends in a continuous state).",
+    )
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds the whole scenario may take; members still running then are "
+        "stopped and the item fails. Default: the duration and a minute, else 600.",
     )
     vars: dict[str, Scalar] = Field(
         default_factory=dict, description="Values usable as {name} in the members."
@@ -110,6 +120,14 @@ class Scenario(BaseModel):
 
         parse(value, "")
         return value
+
+    @property
+    def limit(self) -> float:
+        """Seconds after its start at which the scenario is ended, whatever still runs
+        (a command that never exits, a workflow stuck past its own timeout)."""
+        if self.timeout is not None:
+            return self.timeout
+        return self.duration + 60 if self.duration is not None else DEFAULT_TIMEOUT
 
     def parameter_sets(self) -> list[tuple[str, dict[str, Scalar]]]:
         """``(id, values)`` for each combination of ``parametrize``; one empty set if none."""
@@ -335,6 +353,13 @@ def _check(loaded: LoadedScenario) -> None:
                 loaded.line_of("scenario", i),
                 f"member {resolved.name!r} {why} and has no 'stop': give the member a "
                 "'stop' or the scenario a 'duration' (seconds)",
+            )
+        if scenario.timeout is not None and member.start >= scenario.timeout:
+            raise WorkflowSpecError(
+                path,
+                loaded.line_of("scenario", i, "start"),
+                f"member {resolved.name!r} starts at {member.start:g}s, at or after the "
+                f"scenario's timeout ({scenario.timeout:g}s)",
             )
         if scenario.duration is not None and member.start >= scenario.duration:
             raise WorkflowSpecError(
