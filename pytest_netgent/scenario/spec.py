@@ -354,20 +354,15 @@ def _check(loaded: LoadedScenario) -> None:
                 f"member {resolved.name!r} {why} and has no 'stop': give the member a "
                 "'stop' or the scenario a 'duration' (seconds)",
             )
-        if scenario.timeout is not None and member.start >= scenario.timeout:
-            raise WorkflowSpecError(
-                path,
-                loaded.line_of("scenario", i, "start"),
-                f"member {resolved.name!r} starts at {member.start:g}s, at or after the "
-                f"scenario's timeout ({scenario.timeout:g}s)",
-            )
-        if scenario.duration is not None and member.start >= scenario.duration:
-            raise WorkflowSpecError(
-                path,
-                loaded.line_of("scenario", i, "start"),
-                f"member {resolved.name!r} starts at {member.start:g}s, at or after the "
-                f"scenario's duration ({scenario.duration:g}s)",
-            )
+        for bound in ("duration", "timeout"):
+            seconds = getattr(scenario, bound)
+            if seconds is not None and member.start >= seconds:
+                raise WorkflowSpecError(
+                    path,
+                    loaded.line_of("scenario", i, "start"),
+                    f"member {resolved.name!r} starts at {member.start:g}s, at or after the "
+                    f"scenario's {bound} ({seconds:g}s)",
+                )
 
 
 def _line(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...], default: int) -> int:
