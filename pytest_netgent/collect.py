@@ -15,11 +15,11 @@ from . import store
 from .errors import (
     NetgentError,
     ReplayError,
-    ReportsErrors,
     WorkflowSpecError,
     heal_command,
 )
 from .keys import result_key
+from .reporting import ReportsErrors
 from .run import RunResult
 from .spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
 

@@ -76,6 +76,26 @@ def page_fault(
     return "UI drift", reason
 
 
+def out_of_steps(state: State, repeated: bool, max_steps: int) -> tuple[str, str] | None:
+    """The cause and reason when a run passed ``max_steps`` in ``state``; ``None`` when
+    that ends it normally (a continuous state, with checks, running again: NetGent's
+    recursion limit)."""
+    if state.continuous and repeated and state.checks:
+        return None
+    if state.continuous and repeated:
+        # no checks: it holds on any page, so its repeats prove nothing about the page
+        return "no progress", (
+            f"max_steps ({max_steps}) reached in continuous state {state.name!r}, which has "
+            "no checks: it holds on every page, so its repeats say nothing of where the "
+            "workflow got to and the end state was never reached; give it checks (what its "
+            "page shows), or a 'duration' for how long to stay"
+        )
+    return "UI drift", (
+        f"max_steps ({max_steps}) reached without an end state: a state may be looping "
+        "(raise 'max_steps' if the workflow is that long)"
+    )
+
+
 def still_loading(tick: Tick) -> bool:
     """Whether the browser shows no page of a site yet (still on its blank start page,
     the next document not arrived)."""

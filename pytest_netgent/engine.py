@@ -371,24 +371,11 @@ class Engine:
             if not (repeats and state.continuous and end_at is not None):
                 self.result.steps += 1
             if self.result.steps > s.max_steps:
-                if state.continuous and repeats and state.checks:
-                    # NetGent: recursion_limit ends a continuous state's run normally
+                fault = diagnosis.out_of_steps(state, bool(repeats), s.max_steps)
+                if fault is None:  # NetGent: recursion_limit ends a continuous state's run
                     self._finish(state, f"max_steps ({s.max_steps}) reached in a continuous state")
                     return
-                if state.continuous and repeats:
-                    # no checks: it holds on any page, so it proves nothing about the page
-                    raise self._drift(
-                        f"max_steps ({s.max_steps}) reached in continuous state "
-                        f"{state.name!r}, which has no checks: it holds on every page, so "
-                        "its repeats say nothing of where the workflow got to and the end "
-                        "state was never reached; give it checks (what its page shows), or "
-                        "a 'duration' for how long to stay",
-                        cause="no progress",
-                    )
-                raise self._drift(
-                    f"max_steps ({s.max_steps}) reached without an end state: a state may "
-                    "be looping (raise 'max_steps' if the workflow is that long)"
-                )
+                raise self._drift(fault[1], cause=fault[0])
             self._advances(index, page)
             self._last_state = self.sampler.state = state.name
             self._event("state", state=state.name, url=tick.href)
@@ -399,7 +386,7 @@ class Engine:
                 return
             except ActionFailed as exc:
                 if self.healer is None:
-                    raise self._drift(self.redact(str(exc)), unloaded=exc.unloaded) from None
+                    raise self._drift(self.redact(str(exc)), loading=exc.unloaded) from None
                 index = self.healer.action_failed(self, index, exc)
                 state = self.states[index]
             if state.end_state:
@@ -532,9 +519,7 @@ class Engine:
                 actions.navigate({"url": url})
             self._hung()
         except ActionFailed as exc:
-            raise self._drift(
-                f"start_url: {self.redact(str(exc))}", unloaded=exc.unloaded
-            ) from None
+            raise self._drift(f"start_url: {self.redact(str(exc))}", loading=exc.unloaded) from None
         self._see_url(self._current_url())
 
     def _recover(self, tick: Tick) -> None:
@@ -576,13 +561,10 @@ class Engine:
     # ------------------------------------------------------------------ reporting
 
     def page_error(self, reason: str) -> ReplayError:
-        """The failure of the page now: a network or server error, a slow server, else UI
-        drift, with ``reason`` (see :func:`.diagnosis.page_fault`)."""
+        """The page's failure now, its cause read from it (:func:`.diagnosis.page_fault`)."""
         return self._drift(reason)
 
-    def _drift(
-        self, reason: str, *, cause: str = "UI drift", unloaded: bool = False
-    ) -> ReplayError:
+    def _drift(self, reason: str, *, cause: str = "UI drift", loading: bool = False) -> ReplayError:
         """A :class:`ReplayError` with the candidate states' checks and a screenshot.
 
         The page is evaluated once more with every check's result (one round trip, only
@@ -600,7 +582,7 @@ class Engine:
             if tick.net_error:
                 page = self._current_url()  # the address it tried, not chrome-error://
             cause, reason = diagnosis.page_fault(
-                tick, page, reason, self.settings.network, unloaded=unloaded
+                tick, page, reason, self.settings.network, unloaded=loading
             )
         context = DriftContext(
             step=self.result.steps,

@@ -22,12 +22,16 @@ def display_path(path: Path | str) -> str:
         return str(path)
 
 
+HEAL_COMMAND = "pytest --netgent-record=missing"
+"""The command that records what is missing or stale (see :func:`heal_command`)."""
+
+
 def heal_command(target: str = "") -> str:
     """The command that re-records ``target`` (a node id, or ``path::workflow``), as
     printed in drift reports: it works when pasted. ``--netgent-record`` takes an optional
     value, so a bare ``--netgent-record PATH`` would read the path as that value; the
     mode is given with ``=``. The target is quoted for the shell (it is the user's text)."""
-    return "pytest --netgent-record=missing" + (f" {shlex.quote(target)}" if target else "")
+    return HEAL_COMMAND + (f" {shlex.quote(target)}" if target else "")
 
 
 class NetgentError(Exception):
@@ -36,31 +40,6 @@ class NetgentError(Exception):
     def report(self) -> str:
         """The short, user-facing report printed in place of a traceback."""
         return str(self)
-
-
-class ReportsErrors:
-    """Mixin of test items: a :class:`NetgentError` fails the item with its own report,
-    not a Python traceback."""
-
-    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
-        if isinstance(excinfo.value, NetgentError):
-            return excinfo.value.report()
-        shown = super().repr_failure(excinfo)  # type: ignore[misc]
-        secrets = self.secret_values()
-        if not secrets:
-            return shown
-        # A traceback may show a secret however it is held: a library's frame (the
-        # browser driver's command body under --showlocals), an exception's text. The
-        # report is text then, cleaned like everything else that leaves a run.
-        from .secrets import Redactor
-
-        text = str(shown)
-        clean = Redactor(secrets)(text)
-        return shown if clean == text else clean
-
-    def secret_values(self) -> dict[str, str]:
-        """The item's secrets (name: value), kept out of its failure report."""
-        return {}
 
 
 class WorkflowSpecError(NetgentError):

@@ -36,14 +36,15 @@ from .browser.session import (
     reset_browser,
     start_browser,
 )
+from .browser.tempdir import home_base
 from .browser.watchdog import devtools_endpoint
 from .errors import (
+    HEAL_COMMAND,
     BrowserError,
     NetgentError,
     ReplayError,
     WorkflowSpecError,
     display_path,
-    heal_command,
 )
 from .recorder import StatesProposed, save
 from .run import RunResult, RunSettings
@@ -84,18 +85,6 @@ def _sweep(temp: Path) -> None:
         owner = home.name.split("-")[2]
         if owner.isdigit() and not running(int(owner)):
             _remove_profile(str(home))
-
-
-def _short_temp() -> str:
-    """The temporary folder, or ``/tmp`` if its path is too long for the browser's
-    folder: Chromium's single-instance socket goes in its ``TMPDIR``, here
-    ``TEMP/netgent-browser-PID-XXXXXXXX/tmp``, and its whole path must fit a Unix socket
-    address (see :func:`~pytest_netgent.browser.session.socket_room`)."""
-    from .browser.session import socket_room
-
-    temp = tempfile.gettempdir()
-    home = f"{temp}/netgent-browser-{os.getpid()}-XXXXXXXX/tmp"
-    return temp if socket_room(home) >= 0 or not Path("/tmp").is_dir() else "/tmp"
 
 
 def _remove_profile(home: str) -> None:
@@ -163,9 +152,9 @@ class BrowserPool:
             if not (options.user_data_dir or options.remote or options.uc):
                 # A profile folder of our own, not ChromeDriver's: whatever kills the driver
                 # (a crash, Ctrl-C), close() still finds the browser by it and removes it.
-                _sweep(Path(_short_temp()))
+                _sweep(Path(home_base()))
                 home = Path(
-                    tempfile.mkdtemp(prefix=f"netgent-browser-{os.getpid()}-", dir=_short_temp())
+                    tempfile.mkdtemp(prefix=f"netgent-browser-{os.getpid()}-", dir=home_base())
                 )
                 (home / "tmp").mkdir()
                 blank_profile(home / "profile")
@@ -319,7 +308,7 @@ class NetgentBrowser:
         else:
             loaded = workflow
         spec = loaded.workflow
-        heal = heal or heal_command()
+        heal = heal or HEAL_COMMAND
         record_mode = self.settings.record if record is None else record
         cache_file = store.cache_path(loaded.path, spec.name)
         previous: Automaton | None = None

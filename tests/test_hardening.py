@@ -1119,7 +1119,7 @@ def test_a_long_temporary_folder_still_starts_the_browser(
 
 
 def test_a_socket_path_too_long_is_named_as_the_cause() -> None:
-    from pytest_netgent.browser.session import socket_room
+    from pytest_netgent.browser.tempdir import socket_room
 
     assert socket_room("/tmp") > 0
     assert socket_room("/tmp/" + "x" * 56) == 0  # 61 characters: the longest that fits

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import BrowserError
+from .tempdir import SOCKET_MAX, SOCKET_TAIL, browser_temp, socket_room
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -168,9 +169,7 @@ def start_browser(options: BrowserOptions) -> WebDriver:
 
     chrome_options = _chrome_options(options, browser)
     try:
-        temp = options.temp_dir
-        if not temp and socket_room(tempfile.gettempdir()) < 0 and os.path.isdir("/tmp"):
-            temp = "/tmp"  # the process's is too long for the browser's socket
+        temp = browser_temp(options.temp_dir)
         env = {**os.environ, "TMPDIR": temp} if temp else None
         popen: dict[str, Any] = {"group": options.group} if options.group else {}
         service = Service(driver_path, port=options.driver_port, env=env, popen_kw=popen)
@@ -181,7 +180,7 @@ def start_browser(options: BrowserOptions) -> WebDriver:
             raise BrowserError(
                 f"Chromium ({browser}) did not start through {driver_path}: its temporary "
                 f"folder {temp} ({len(temp)} characters) is too long for the socket Chromium "
-                f"makes in it ({SOCKET_MAX} bytes at most for {temp}{_SOCKET_TAIL}): set TMPDIR "
+                f"makes in it ({SOCKET_MAX} bytes at most for {temp}{SOCKET_TAIL}): set TMPDIR "
                 "to a shorter folder, e.g. TMPDIR=/tmp"
             ) from None
         raise BrowserError(
@@ -191,19 +190,6 @@ def start_browser(options: BrowserOptions) -> WebDriver:
         ) from None
     driver.set_page_load_timeout(options.page_load_timeout)
     return start_blank(driver)
-
-
-SOCKET_MAX = 107
-"""The longest path of a Unix socket (``sun_path`` holds 108 bytes with its NUL)."""
-_SOCKET_TAIL = "/.org.chromium.Chromium.XXXXXX/SingletonSocket"
-"""Where Chromium puts its single-instance socket, under its ``TMPDIR``."""
-
-
-def socket_room(temp: str) -> int:
-    """Bytes to spare in the path of the socket Chromium makes under the temporary
-    folder ``temp``: below 0, Chromium cannot start there (ChromeDriver then says only
-    that "Chrome instance exited")."""
-    return SOCKET_MAX - len(os.fsencode(temp + _SOCKET_TAIL))
 
 
 def grid_status(url: str, timeout: float = 5.0) -> tuple[bool, str]:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import BrowserError, NetgentError, ReportsErrors, display_path, heal_command
+from ..errors import BrowserError, NetgentError, display_path, heal_command
 from ..keys import STATES_PROPERTY, capture_key, member_captures_key
+from ..reporting import ReportsErrors
 from ..spec import Scalar
 from .spec import LoadedScenario
 
