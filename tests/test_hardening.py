@@ -672,9 +672,12 @@ def test_the_netgent_command_checks_its_arguments_before_running(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "s.json").write_text('[{"name": "A", "checks": [], "end_state": "x"}]')
     (tmp_path / "ro").mkdir()
-    (tmp_path / "ro").chmod(0o500)
-    monkeypatch.setattr(os, "access", lambda path, mode: "ro" not in str(path))
-    assert main(args) == 2
+    # immutable: nothing can be made in it, root or not (root passes permission bits)
+    subprocess.run(["chattr", "+i", str(tmp_path / "ro")], check=True)
+    try:
+        assert main(args) == 2
+    finally:
+        subprocess.run(["chattr", "-i", str(tmp_path / "ro")], check=True)
     err = capsys.readouterr().err.strip().splitlines()
     assert any(fnmatch(line, message) for line in err), err
 
