@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 _PROFILE_SKIP = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile", "*.lock")
 
 
-def _exit_on_sigterm() -> None:
+def exit_on_sigterm() -> None:
     """Make SIGTERM (a CI job's timeout, ``kill``) stop this process as Ctrl-C does:
     pytest ends the session and its fixtures, so the browser is ended and its folder
     removed; a handler someone else set is kept."""
@@ -160,7 +160,7 @@ class BrowserPool:
                 blank_profile(home / "profile")
                 self._profile = functools.partial(_remove_profile, str(home))
                 atexit.register(self._profile)
-                _exit_on_sigterm()
+                exit_on_sigterm()
                 options = dataclasses.replace(
                     options, user_data_dir=str(home / "profile"), temp_dir=str(home / "tmp")
                 )

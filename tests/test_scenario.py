@@ -4,9 +4,11 @@ which client port asked for which path."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -281,6 +283,53 @@ def test_a_scenario_is_bounded_and_its_commands_end_with_their_whole_tree(
     for n in (317, 318, 319):
         found = subprocess.run(["pgrep", "-f", f"sleep {n}"], capture_output=True, check=False)
         assert found.returncode == 1, (n, found.stdout)  # no process of theirs is left
+
+
+def test_sigterm_during_a_scenario_ends_every_member_and_browser(
+    project: Path, short_tmp: Path
+) -> None:
+    """SIGTERM to pytest (no -n) during a scenario is handled as Ctrl-C: the members stop,
+    their commands and browsers end and the browser folders go (it killed pytest at once
+    and left all of them)."""
+    scenario(
+        project,
+        "evening",
+        """
+        name: evening
+        scenario:
+          - name: reader
+            workflow: wiki/browse.netgent.yaml::read-featured
+          - name: sleeper
+            run: sleep 322
+        """,
+    )
+    command = [sys.executable, "-m", "pytest", *QUIET, "-p", "no:randomly", "evening.netgent.yaml"]
+    proc = subprocess.Popen(
+        command,
+        cwd=project,
+        env=_environment({"TMPDIR": str(short_tmp)}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            started = subprocess.run(["pgrep", "-f", "sleep 322"], capture_output=True)
+            if started.returncode == 0 and leftovers(short_tmp)[0]:
+                break
+            time.sleep(0.2)
+        assert leftovers(short_tmp)[0], "the member's browser started"
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)  # to pytest alone, as a CI job's timeout does
+        proc.wait(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    found = subprocess.run(["pgrep", "-f", "sleep 322"], capture_output=True, check=False)
+    assert found.returncode == 1, found.stdout  # the command's process group is gone
+    time.sleep(1)
+    assert leftovers(short_tmp) == ([], [])  # no browser, no profile
 
 
 BAD = """

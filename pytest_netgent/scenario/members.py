@@ -103,14 +103,20 @@ class Members:
             threads.append(thread)
         limit = self.t0 + scenario.limit
         late: list[str] = []
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(timeout=0.5)
-                if time.monotonic() > limit and not late:
-                    # still running at the scenario's limit: stuck, or never ending
-                    late = [m.name for m, t in zip(self.loaded.members, threads, strict=True)
-                            if t.is_alive()]  # fmt: skip
-                    self.cancel.set()
+        try:
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(timeout=0.5)
+                    if time.monotonic() > limit and not late:
+                        # still running at the scenario's limit: stuck, or never ending
+                        late = [m.name for m, t in zip(self.loaded.members, threads, strict=True)
+                                if t.is_alive()]  # fmt: skip
+                        self.cancel.set()
+        except BaseException:  # Ctrl-C, SIGTERM: the members end before the run unwinds
+            self.cancel.set()
+            for thread in threads:
+                thread.join(timeout=STOP_GRACE_S * 3)
+            raise
         for name in late:
             outcome = self.outcomes[name]
             outcome.passed = outcome.stopped = False
