@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .capture.item import ItemCapture
     from .recorder import RecordLog
     from .run import RunResult
+    from .runner import BrowserPool
     from .settings import Settings
 
 WORKFLOW_SUFFIXES = (".netgent.yaml", ".netgent.yml")
@@ -21,6 +22,10 @@ settings_key: pytest.StashKey[Settings] = pytest.StashKey()
 """``config.stash[settings_key]``: the run-wide :class:`~.settings.Settings`."""
 
 record_log_key: pytest.StashKey[RecordLog] = pytest.StashKey()
+pool_key: pytest.StashKey[BrowserPool] = pytest.StashKey()
+"""This process's browser pool, once made (see ``plugin.browser_pool``)."""
+swept_key: pytest.StashKey[list[str]] = pytest.StashKey()
+"""What this session's start removed of runs killed outright (one line per run)."""
 """``config.stash[record_log_key]``: record mode's summary, registered as a plugin."""
 
 result_key: pytest.StashKey[RunResult] = pytest.StashKey()

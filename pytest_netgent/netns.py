@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from . import leftovers
+
 CLONE_NEWNET = 0x40000000
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
@@ -88,6 +90,7 @@ def isolate() -> str:
     global _host_namespace
     if _host_namespace is not None:
         return ""
+    leftovers.watch()  # on the host's network: it removes this worker's host objects
     libc = ctypes.CDLL(None, use_errno=True)
     host = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
     if libc.unshare(CLONE_NEWNET) != 0:
@@ -234,7 +237,7 @@ def _sweep_host() -> None:
         tables = _in_host("nft", "list", "tables")
         for pid in re.findall(r"^table ip netgent_(\d+)$", tables, re.M):
             if not running(int(pid)):
-                _in_host("nft", "delete", "table", "ip", f"netgent_{pid}")
+                leftovers.remove_host_object("nft-table", f"netgent_{pid}", _in_host)
 
 
 def _uplink() -> str:
@@ -247,6 +250,8 @@ def _uplink() -> str:
     host_ip, inner_ip = ipaddress.ip_address(base + 1), ipaddress.ip_address(base + 2)
     outside, inside = f"ngh{pid}", f"ngw{pid}"
     table = f"netgent_{pid}"
+    leftovers.claim("link", outside)  # listed first: removed even if this worker dies now
+    leftovers.claim("nft-table", table)
     try:
         _in_host(
             "ip", "link", "add", outside, "type", "veth", "peer", "name", inside, "netns", str(pid)
@@ -277,9 +282,9 @@ def _uplink() -> str:
 def _remove_uplink(table: str, outside: str) -> None:
     """Remove the worker's NAT table and veth pair now (the kernel would remove the
     pair with the namespace, but later)."""
-    for command in (("nft", "delete", "table", "ip", table), ("ip", "link", "del", outside)):
-        with contextlib.suppress(OSError):
-            _in_host(*command)
+    for kind, name in (("nft-table", table), ("link", outside)):
+        leftovers.remove_host_object(kind, name, _in_host)
+        leftovers.release(kind, name)
 
 
 def isolated() -> bool:

@@ -6,6 +6,7 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -21,9 +22,11 @@ from .keys import (
     RUN_SECONDS_PROPERTY,
     STATES_PROPERTY,
     WORKFLOW_SUFFIXES,
+    pool_key,
     record_log_key,
     result_key,
     settings_key,
+    swept_key,
 )
 from .options import count, http_url, positive_float, window_size
 from .options import pytest_addoption as pytest_addoption  # the hook lives there
@@ -51,7 +54,12 @@ def _setting(config: pytest.Config, name: str) -> Any:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from . import leftovers
     from .browser.session import BrowserOptions
+
+    leftovers.set_project(config.rootpath)
+    if getattr(config, "workerinput", None) is None:  # before any worker makes its own
+        config.stash[swept_key] = leftovers.sweep()
 
     config.addinivalue_line("markers", "netgent: a workflow item collected by pytest-netgent")
     timeout = _setting(config, "netgent_state_timeout")
@@ -155,6 +163,14 @@ def _check_extras(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for line in session.config.stash.get(swept_key, []):
+        if reporter is not None:
+            reporter.write_line(f"netgent: removed what an ended run left behind, {line}")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     log = config.stash.get(record_log_key, None)
     if log is not None:
@@ -218,27 +234,53 @@ def netgent_settings(pytestconfig: pytest.Config) -> Settings:
     return pytestconfig.stash[settings_key]
 
 
-@pytest.fixture(scope="session")
-def netgent_browser_pool(
-    pytestconfig: pytest.Config,
-    netgent_settings: Settings,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[BrowserPool]:
-    """This process's browser (one per xdist worker), started on first use; with
+def browser_pool(config: pytest.Config) -> BrowserPool:
+    """This process's browser pool (one per xdist worker), made on first use; with
     ``--netgent-user-data-dir``, on this worker's own copy of the profile."""
     from .runner import BrowserPool, copy_profile
 
-    options = netgent_settings.browser
-    if netgent_settings.profile is not None:
-        copy = copy_profile(netgent_settings.profile, tmp_path_factory.mktemp("profile"))
+    pool = config.stash.get(pool_key, None)
+    if pool is not None:
+        return pool
+    settings = config.stash[settings_key]
+    # the session's tmp_path_factory, which the fixture of that name also returns
+    temp: pytest.TempPathFactory = getattr(config, "_tmp_path_factory")  # noqa: B009
+    options = settings.browser
+    if settings.profile is not None:
+        copy = copy_profile(settings.profile, temp.mktemp("profile"))
         options = dataclasses.replace(options, user_data_dir=str(copy))
     pool = BrowserPool(options)
-    if netgent_settings.capture.on:
+    if settings.capture.on:
         from .capture.plugin import capture_plugin
 
-        capture_plugin(pytestconfig).attach(pool, tmp_path_factory.mktemp("browsers"))
+        capture_plugin(config).attach(pool, temp.mktemp("browsers"))
+    config.stash[pool_key] = pool
+    config.add_cleanup(pool.close)  # if no fixture ever took it (its item's setup failed)
+    return pool
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """Start this process's browser before an item that needs it, outside the item's
+    own time (a timeout plugin's timer starts inside this hook): starting a browser is
+    the session's cost, not the first item's. A browser that cannot start is reported
+    by the item's setup."""
+    if "netgent_browser" in getattr(item, "fixturenames", ()):
+        settings = item.config.stash.get(settings_key, None)
+        if settings is not None and not settings.browser.remote:
+            with contextlib.suppress(Exception):  # the fixture tries again and says why
+                browser_pool(item.config).start()
+    return (yield)
+
+
+@pytest.fixture(scope="session")
+def netgent_browser_pool(pytestconfig: pytest.Config) -> Iterator[BrowserPool]:
+    """This process's browser (one per xdist worker), started on first use; with
+    ``--netgent-user-data-dir``, on this worker's own copy of the profile."""
+    pool = browser_pool(pytestconfig)
     yield pool
     pool.close()
+    del pytestconfig.stash[pool_key]
 
 
 @pytest.fixture

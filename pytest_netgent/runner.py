@@ -17,7 +17,6 @@ import functools
 import os
 import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -46,6 +45,7 @@ from .errors import (
     WorkflowSpecError,
     display_path,
 )
+from .leftovers import own_folder
 from .recorder import StatesProposed, save
 from .run import RunResult, RunSettings
 from .secrets import Secret, SecretLogs, resolve_secrets
@@ -74,17 +74,6 @@ def exit_on_sigterm() -> None:
 
 def _terminated(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
-
-
-def _sweep(temp: Path) -> None:
-    """Remove what browsers of processes that no longer run left in ``temp`` (a run
-    killed outright cleans up nothing): their folders, and any process still on them."""
-    from .netns import running
-
-    for home in temp.glob("netgent-browser-*-*"):
-        owner = home.name.split("-")[2]
-        if owner.isdigit() and not running(int(owner)):
-            _remove_profile(str(home))
 
 
 def _remove_profile(home: str) -> None:
@@ -152,10 +141,7 @@ class BrowserPool:
             if not (options.user_data_dir or options.remote or options.uc):
                 # A profile folder of our own, not ChromeDriver's: whatever kills the driver
                 # (a crash, Ctrl-C), close() still finds the browser by it and removes it.
-                _sweep(Path(home_base()))
-                home = Path(
-                    tempfile.mkdtemp(prefix=f"netgent-browser-{os.getpid()}-", dir=home_base())
-                )
+                home = own_folder(home_base())  # removed by a watcher if this process dies
                 (home / "tmp").mkdir()
                 blank_profile(home / "profile")
                 self._profile = functools.partial(_remove_profile, str(home))

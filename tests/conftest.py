@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -14,7 +17,7 @@ import pytest
 from fixtures import serve
 from fixtures.http import AppServer, Request, Response
 
-from .helpers import Project
+from .helpers import BIG, REMOTE_SERVER, Project
 
 pytest_plugins = ["pytester"]
 
@@ -97,3 +100,43 @@ def slow_site() -> Iterator[SlowApp]:
 def slow_server(slow_site: SlowApp) -> str:
     """URL of :func:`slow_site`."""
     return slow_site.url
+
+
+@pytest.fixture
+def remote_site(tmp_path: Path) -> Iterator[str]:
+    """A site beyond this machine's loopback: a server in a network namespace of this
+    test's own, behind a veth pair, at an address of the benchmarking range 198.18/15."""
+    tag = f"{os.getpid() % 100000}"
+    name, host_end, far_end = f"ngtest{tag}", f"ngt{tag}h", f"ngt{tag}r"
+    subnet = os.getpid() % 250
+    near, far = f"198.18.{subnet}.1", f"198.18.{subnet}.2"
+
+    def run(*command: str) -> None:
+        subprocess.run(command, check=True, capture_output=True)
+
+    run("ip", "netns", "add", name)
+    server = None
+    try:
+        run("ip", "link", "add", host_end, "type", "veth", "peer", "name", far_end, "netns", name)
+        run("ip", "addr", "add", f"{near}/30", "dev", host_end)
+        run("ip", "link", "set", host_end, "up")
+        run("ip", "netns", "exec", name, "ip", "addr", "add", f"{far}/30", "dev", far_end)
+        run("ip", "netns", "exec", name, "ip", "link", "set", far_end, "up")
+        run("ip", "netns", "exec", name, "ip", "link", "set", "lo", "up")
+        script = tmp_path / "remote_server.py"
+        script.write_text(REMOTE_SERVER)
+        server = subprocess.Popen(
+            ["ip", "netns", "exec", name, sys.executable, str(script), far, str(BIG)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        yield f"http://{far}:8080"
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()
+            if server.stdout is not None:
+                server.stdout.close()
+        subprocess.run(["ip", "link", "del", host_end], capture_output=True)
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)

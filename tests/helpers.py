@@ -18,6 +18,29 @@ from pytest_netgent import store
 from pytest_netgent.automaton import Automaton, State
 from pytest_netgent.runner import find_workflow
 
+BIG = 1_000_000  # bytes of the big page: 8 Mbit, four seconds at 2 Mbit/s
+
+REMOTE_SERVER = """
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+BODY = b"<html><body><pre>" + b"x" * int(sys.argv[2]) + b"</pre><p id=done>done</p></body></html>"
+class Big(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(BODY)))
+        self.end_headers()
+        self.wfile.write(BODY)
+    def log_message(self, *args):
+        pass
+server = ThreadingHTTPServer((sys.argv[1], 8080), Big)
+print("ready", flush=True)
+server.serve_forever()
+"""
+"""A site's server: ``python - ADDRESS BYTES`` serves a page of BYTES bytes ending in
+``<p id=done>`` on port 8080 of ADDRESS."""
+
+
 # Plugins of the environment that only slow each pytester run down.
 QUIET = ("-p", "no:seleniumbase", "-p", "no:langsmith_plugin", "-p", "no:benchmark")
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,9 +19,7 @@ import pytest
 from pytest_netgent.conditions import PROFILES, parse
 from pytest_netgent.network.plugin import unavailable
 
-from .helpers import Pcap, Project, element, read_pcap, read_rows
-
-BIG = 1_000_000  # bytes of the big page: 8 Mbit, four seconds at 2 Mbit/s
+from .helpers import BIG, Pcap, Project, element, read_pcap, read_rows
 
 needs_shaping = pytest.mark.skipif(bool(unavailable("")), reason=unavailable(""))
 
@@ -303,70 +300,10 @@ def test_an_unfilled_network_placeholder_fails_its_item_only(project: Project) -
     assert "nets.netgent.yaml:3: network: unknown network profile 'warp-speed'" in out, out
 
 
-REMOTE_SERVER = """
-import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-BODY = b"<html><body><pre>" + b"x" * int(sys.argv[2]) + b"</pre><p id=done>done</p></body></html>"
-class Big(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(BODY)))
-        self.end_headers()
-        self.wfile.write(BODY)
-    def log_message(self, *args):
-        pass
-server = ThreadingHTTPServer((sys.argv[1], 8080), Big)
-print("ready", flush=True)
-server.serve_forever()
-"""
-
-
-@pytest.fixture
-def remote_site(tmp_path: Path) -> Iterator[str]:
-    """A site beyond this machine's loopback: a server in a network namespace of this
-    test's own, behind a veth pair, at an address of the benchmarking range 198.18/15."""
-    tag = f"{os.getpid() % 100000}"
-    name, host_end, far_end = f"ngtest{tag}", f"ngt{tag}h", f"ngt{tag}r"
-    subnet = os.getpid() % 250
-    near, far = f"198.18.{subnet}.1", f"198.18.{subnet}.2"
-
-    def run(*command: str) -> None:
-        subprocess.run(command, check=True, capture_output=True)
-
-    run("ip", "netns", "add", name)
-    server = None
-    try:
-        run("ip", "link", "add", host_end, "type", "veth", "peer", "name", far_end, "netns", name)
-        run("ip", "addr", "add", f"{near}/30", "dev", host_end)
-        run("ip", "link", "set", host_end, "up")
-        run("ip", "netns", "exec", name, "ip", "addr", "add", f"{far}/30", "dev", far_end)
-        run("ip", "netns", "exec", name, "ip", "link", "set", far_end, "up")
-        run("ip", "netns", "exec", name, "ip", "link", "set", "lo", "up")
-        script = tmp_path / "remote_server.py"
-        script.write_text(REMOTE_SERVER)
-        server = subprocess.Popen(
-            ["ip", "netns", "exec", name, sys.executable, str(script), far, str(BIG)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
-        yield f"http://{far}:8080"
-    finally:
-        if server is not None:
-            server.kill()
-            server.wait()
-            if server.stdout is not None:
-                server.stdout.close()
-        subprocess.run(["ip", "link", "del", host_end], capture_output=True)
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
-
-
 @needs_shaping
 def test_the_uplink_is_shaped_too(project: Project, remote_site: str, tmp_path: Path) -> None:
     """A site beyond the loopback is reached through the worker's uplink, and the
     condition holds there as on the loopback; nothing of it stays on the host."""
-    import subprocess
 
     file = project.workflow(
         "far",

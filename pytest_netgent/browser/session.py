@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import BrowserError
+from ..leftovers import owned_env
 from .tempdir import SOCKET_MAX, SOCKET_TAIL, browser_temp, socket_room
 
 if TYPE_CHECKING:
@@ -168,13 +169,20 @@ def start_browser(options: BrowserOptions) -> WebDriver:
     from selenium.webdriver.chrome.service import Service
 
     chrome_options = _chrome_options(options, browser)
+    temp = browser_temp(options.temp_dir)
+    env = owned_env({**os.environ, "TMPDIR": temp} if temp else None)
+    popen: dict[str, Any] = {"group": options.group} if options.group else {}
+    service = Service(driver_path, port=options.driver_port, env=env, popen_kw=popen)
     try:
-        temp = browser_temp(options.temp_dir)
-        env = {**os.environ, "TMPDIR": temp} if temp else None
-        popen: dict[str, Any] = {"group": options.group} if options.group else {}
-        service = Service(driver_path, port=options.driver_port, env=env, popen_kw=popen)
         driver = webdriver.Chrome(service=service, options=chrome_options)
-    except WebDriverException as exc:
+    except BaseException as exc:
+        # a start cut short (a timeout's signal, Ctrl-C) leaves ChromeDriver running
+        with contextlib.suppress(Exception):
+            service.stop()
+        if options.user_data_dir:
+            end_profile_processes(options.user_data_dir)
+        if not isinstance(exc, WebDriverException):
+            raise
         temp = temp or tempfile.gettempdir()
         if socket_room(temp) < 0:
             raise BrowserError(
@@ -188,8 +196,13 @@ def start_browser(options: BrowserOptions) -> WebDriver:
             f"{_first_line(exc.msg)}; check that chromium and chromium-driver are the same "
             "version, or pass flags with --netgent-browser-arg"
         ) from None
-    driver.set_page_load_timeout(options.page_load_timeout)
-    return start_blank(driver)
+    try:
+        driver.set_page_load_timeout(options.page_load_timeout)
+        return start_blank(driver)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            driver.quit()
+        raise
 
 
 def grid_status(url: str, timeout: float = 5.0) -> tuple[bool, str]:
@@ -373,8 +386,13 @@ def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDri
             f"SeleniumBase UC mode did not start Chromium ({browser}): {_first_line(str(exc))}"
             f"; output: {_first_line(quiet.getvalue())}"
         ) from None
-    driver.set_page_load_timeout(options.page_load_timeout)
-    return start_blank(driver)
+    try:
+        driver.set_page_load_timeout(options.page_load_timeout)
+        return start_blank(driver)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            driver.quit()
+        raise
 
 
 def _first_line(text: Any) -> str:

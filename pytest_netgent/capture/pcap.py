@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     pass
 
 
+from ..leftovers import owned_env
 from . import CaptureError
 
 
@@ -84,6 +85,7 @@ class Tcpdump:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
+                env=owned_env(),  # ended by a watcher if this worker dies
             )
             assert proc.stderr is not None
             os.set_blocking(proc.stderr.fileno(), False)

@@ -38,7 +38,6 @@ import heapq
 import os
 import random
 import re
-import shlex
 import shutil
 import subprocess
 import threading
@@ -46,6 +45,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import leftovers
 from ..conditions import Condition
 
 UP_MARK, DOWN_MARK = 0x4E4701, 0x4E4702
@@ -151,6 +151,7 @@ class Link:
                 lambda: DelayLine(condition.delay, condition.jitter, (queue,))
             )
         _run("iptables-restore", "--noflush", text=_table("NETGENT-UPLINK", here))
+        leftovers.claim("mangle-chain", _host_chain(inner))  # removed if this worker dies
         netns.in_host("iptables-restore", "--noflush", text=_table(_host_chain(inner), there))
 
     def _clear_uplinks(self) -> None:
@@ -170,6 +171,7 @@ class Link:
                 ):
                     with contextlib.suppress(OSError):
                         run("iptables", "-t", "mangle", *command)
+            leftovers.release("mangle-chain", chain)
             if self._host_delay is not None:
                 self._host_delay.close()
                 self._host_delay = None
@@ -239,13 +241,8 @@ def _sweep_host_chains() -> None:
     with contextlib.suppress(OSError):
         rules = netns.in_host("iptables", "-w", "-t", "mangle", "-S")
         for pid in re.findall(r"^-N NETGENT-(\d+)$", rules, re.M):
-            if netns.running(int(pid)):
-                continue
-            chain = f"NETGENT-{pid}"
-            for jump in re.findall(rf"^-A (\S+ .*-j {chain})$", rules, re.M):
-                netns.in_host("iptables", "-w", "-t", "mangle", "-D", *shlex.split(jump))
-            netns.in_host("iptables", "-w", "-t", "mangle", "-F", chain)
-            netns.in_host("iptables", "-w", "-t", "mangle", "-X", chain)
+            if not netns.running(int(pid)):
+                leftovers.remove_host_object("mangle-chain", f"NETGENT-{pid}", netns.in_host)
 
 
 def _host_queue(inner: str) -> int:

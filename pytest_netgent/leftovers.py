@@ -1,0 +1,353 @@
+"""What a run leaves behind when it ends without cleaning up, and what removes it.
+
+A run that ends normally, on Ctrl-C or on SIGTERM removes what it made. One that is
+killed outright (SIGKILL, the out-of-memory killer, ``os._exit`` from another plugin)
+cannot, so everything the plugin makes says whose it is:
+
+- every process it starts (ChromeDriver and its browser, tcpdump, a scenario's commands)
+  carries :data:`OWNER` in its environment; helpers of those processes are found as
+  their descendants;
+- every browser folder holds an :data:`OWNER_FILE`;
+- every object it makes on the host's network (a worker's NAT table, mangle chain and
+  uplink) is listed in a ledger file under :data:`LEDGER`.
+
+The owner is a pytest process, told by its pid and start time (a reused pid is another
+owner), and the project it ran (its root folder), written ``PID.START@PROJECT``.
+
+Two things remove what belongs to an owner that no longer runs. :func:`watch` starts a
+small watcher process beside each process that makes any of it: the kernel wakes the
+watcher when its owner ends, however it ends, and the watcher removes what the owner
+left. :func:`sweep`, run as each session starts, removes what an owner of the same
+project left when its watcher could not (it was killed too) and says what it removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+OWNER = "NETGENT_OWNER"
+"""The environment variable that names the owner of every process the plugin starts."""
+OWNER_FILE = ".netgent-owner"
+"""The file in each browser folder that names its owner."""
+LEDGER = Path("/run/netgent")
+"""One file per owner listing the objects it made on the host's network."""
+FOLDER_PREFIX = "netgent-browser-"
+"""How the browser folders the plugin makes in the temporary folder are named."""
+
+_project = ""
+_watching: int | None = None
+_ledger_lock = threading.Lock()
+
+
+def set_project(root: Path | str) -> None:
+    """Name the project this process runs (its root folder); a session's sweep removes
+    only what runs of its own project left."""
+    global _project
+    _project = hashlib.sha1(os.fsencode(str(Path(root).resolve()))).hexdigest()[:12]
+
+
+def _project_key() -> str:
+    if not _project:
+        set_project(os.getcwd())
+    return _project
+
+
+def _start_time(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot), "" if it does not run."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            stat = f.read()
+    except OSError:
+        return ""
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return "" if fields[0] in ("Z", "X") else fields[19]
+
+
+def owner_mark(pid: int | None = None) -> str:
+    """The owner name ``PID.START@PROJECT`` of process ``pid`` (default: this one)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}.{_start_time(pid)}@{_project_key()}"
+
+
+def _parse(mark: str) -> tuple[int, str, str] | None:
+    found = re.fullmatch(r"(\d+)\.(\d*)@([0-9a-f]*)", mark)
+    return (int(found[1]), found[2], found[3]) if found else None
+
+
+def owner_gone(mark: str) -> bool:
+    """Whether the owner ``mark`` no longer runs (a malformed mark is nobody's)."""
+    parsed = _parse(mark)
+    if parsed is None:
+        return False
+    pid, start, _ = parsed
+    now = _start_time(pid)
+    return not now or (bool(start) and now != start)
+
+
+def owned_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's environment) with this process's owner mark, for
+    a process the plugin starts; a watcher ends that process if this one dies first."""
+    watch()
+    return {**(os.environ if env is None else env), OWNER: owner_mark()}
+
+
+def own_folder(base: str, prefix: str = FOLDER_PREFIX) -> Path:
+    """Make a folder of this process's own in ``base`` (named ``PREFIX<pid>-XXXXXXXX``),
+    marked with its owner, so that it is removed if this process dies."""
+    watch()
+    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+    (folder / OWNER_FILE).write_text(owner_mark(), encoding="utf-8")
+    return folder
+
+
+# objects on the host's network, as ledger lines: what and how each is removed
+_HOST_KINDS = ("nft-table", "mangle-chain", "link")
+
+
+def claim(kind: str, name: str) -> None:
+    """List a host object this process made (``kind`` one of nft-table, mangle-chain,
+    link) in its ledger file, so that it is removed if this process dies first."""
+    assert kind in _HOST_KINDS, kind
+    watch()
+    with _ledger_lock, contextlib.suppress(OSError):  # not root: nothing to list
+        LEDGER.mkdir(mode=0o700, exist_ok=True)
+        with open(LEDGER / owner_mark(), "a", encoding="utf-8") as ledger:
+            ledger.write(f"{kind} {name}\n")
+
+
+def release(kind: str, name: str) -> None:
+    """Take a host object this process removed itself off its ledger."""
+    path = LEDGER / owner_mark()
+    with _ledger_lock, contextlib.suppress(OSError):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        left = [line for line in lines if line != f"{kind} {name}"]
+        if left:
+            path.write_text("".join(f"{line}\n" for line in left), encoding="utf-8")
+        else:
+            path.unlink()
+
+
+Run = Callable[..., str]
+"""Runs a command where the host's network is (``run(*argv)``), its output; OSError on
+failure."""
+
+
+def run_here(*command: str) -> str:
+    """Run ``command`` in this process's network namespace."""
+    answer = subprocess.run(command, capture_output=True, text=True, check=False)
+    if answer.returncode != 0:
+        raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
+    return answer.stdout
+
+
+def remove_host_object(kind: str, name: str, run: Run = run_here) -> bool:
+    """Remove one host object; whether it was there to remove."""
+    try:
+        if kind == "nft-table":
+            run("nft", "delete", "table", "ip", name)
+        elif kind == "link":
+            run("ip", "link", "del", name)
+        elif kind == "mangle-chain":
+            rules = run("iptables", "-w", "-t", "mangle", "-S")
+            if f"-N {name}\n" not in rules + "\n":
+                return False
+            for jump in re.findall(rf"^-A (\S+ .*-j {re.escape(name)})$", rules, re.M):
+                run("iptables", "-w", "-t", "mangle", "-D", *shlex.split(jump))
+            run("iptables", "-w", "-t", "mangle", "-F", name)
+            run("iptables", "-w", "-t", "mangle", "-X", name)
+        else:
+            return False
+    except OSError:
+        return False
+    return True
+
+
+def _processes() -> dict[int, tuple[int, str, bytes]]:
+    """Every live process: pid -> (parent pid, name, environment)."""
+    found: dict[int, tuple[int, str, bytes]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] in ("Z", "X"):
+            continue
+        found[int(entry)] = (int(fields[1]), stat[stat.index("(") + 1 : stat.rindex(")")], environ)
+    return found
+
+
+def owned_processes(wanted: Callable[[str], bool]) -> dict[int, tuple[str, str]]:
+    """The live processes marked with an owner ``wanted`` says yes to, and all their
+    descendants (a browser's helpers do not inherit its environment): pid -> (name,
+    owner)."""
+    table = _processes()
+    needle = f"{OWNER}=".encode()
+    found: dict[int, tuple[str, str]] = {}
+    for pid, (_, name, environ) in table.items():
+        for entry in environ.split(b"\0"):
+            mark = entry[len(needle) :].decode(errors="replace")
+            if entry.startswith(needle) and wanted(mark):
+                found[pid] = (name, mark)
+    grew = True
+    while grew:
+        children = {
+            pid: (name, found[parent][1])
+            for pid, (parent, name, _) in table.items()
+            if parent in found and pid not in found
+        }
+        grew = bool(children)
+        found.update(children)
+    return found
+
+
+def _kill(pids: dict[int, tuple[str, str]]) -> None:
+    deadline = time.monotonic() + 5.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    while any(_start_time(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _folders(wanted: Callable[[str], bool]) -> list[Path]:
+    bases = dict.fromkeys([tempfile.gettempdir(), "/tmp"])
+    found = []
+    for base in bases:
+        with contextlib.suppress(OSError):
+            for folder in Path(base).glob(f"{FOLDER_PREFIX}*"):
+                with contextlib.suppress(OSError):
+                    if wanted((folder / OWNER_FILE).read_text(encoding="utf-8").strip()):
+                        found.append(folder)
+    return found
+
+
+def _remove_folder(folder: Path) -> None:
+    deadline = time.monotonic() + 3.0
+    while True:  # a helper of a browser just killed may still be closing its files
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.lexists(folder) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+
+
+def sweep(owner: str = "") -> list[str]:
+    """Remove what owners that no longer run left: ``owner``'s only, or else every
+    ended owner's of this process's project. One line per owner says what was removed
+    (none: nothing was left)."""
+    project = _project_key()
+
+    def wanted(mark: str) -> bool:
+        if owner:
+            return mark == owner
+        parsed = _parse(mark)
+        return parsed is not None and parsed[2] == project and owner_gone(mark)
+
+    removed: dict[str, list[str]] = {}
+
+    def note(mark: str, what: str) -> None:
+        removed.setdefault(mark.split(".")[0], []).append(what)
+
+    processes = owned_processes(wanted)
+    _kill(processes)
+    for mark in sorted({mark for _, mark in processes.values()}):
+        names = Counter(name for name, m in processes.values() if m == mark)
+        listed = ", ".join(f"{n} {name}" for name, n in sorted(names.items()))
+        note(mark, f"{sum(names.values())} processes ({listed})")
+    with contextlib.suppress(OSError):
+        for ledger in sorted(LEDGER.iterdir()) if LEDGER.is_dir() else ():
+            if not wanted(ledger.name):
+                continue
+            for line in ledger.read_text(encoding="utf-8").splitlines():
+                kind, _, name = line.partition(" ")
+                if remove_host_object(kind, name):
+                    note(ledger.name, f"{kind.replace('-', ' ')} {name}")
+            ledger.unlink(missing_ok=True)
+    for folder in _folders(wanted):
+        mark = (folder / OWNER_FILE).read_text(encoding="utf-8").strip()
+        _remove_folder(folder)
+        note(mark, f"browser folder {folder}")
+    return [f"pytest {pid}: {', '.join(what)}" for pid, what in removed.items()]
+
+
+def watch() -> None:
+    """Start this process's watcher, once: a small process that waits for this one to
+    end, however it ends, then removes what it left. Started before this process moves
+    to a network namespace of its own, so the watcher stays on the host's network."""
+    global _watching
+    if _watching == os.getpid() or not sys.platform.startswith("linux"):
+        return
+    _watching = os.getpid()
+    here = str(Path(__file__).resolve().parent.parent)
+    # this process's temporary folder is named on the command line, not inherited: the
+    # watcher holds no file there, and nothing takes it for one of the browser's
+    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "TEMP", "TMP")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-m", "pytest_netgent.leftovers", owner_mark(), tempfile.gettempdir()],
+            env,
+            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)],
+            setsid=True,  # out of the terminal's reach: Ctrl-C ends pytest, not this
+        )
+    except OSError:
+        _watching = None
+    finally:
+        os.close(devnull)
+
+
+def _wait_for(pid: int, start: str) -> None:
+    """Return once process ``pid`` (started at ``start``) has ended."""
+    try:
+        handle = os.pidfd_open(pid)
+    except OSError:  # ended already, or a kernel without pidfds
+        handle = -1
+    if handle >= 0 and _start_time(pid) == start:  # the handle is on the owner itself
+        select.select([handle], [], [])
+        os.close(handle)
+        return
+    while _start_time(pid) == start:
+        time.sleep(0.5)
+
+
+def main(argv: list[str]) -> int:
+    """The watcher: ``python -m pytest_netgent.leftovers OWNER TEMP`` (``TEMP``: the
+    owner's temporary folder)."""
+    os.chdir("/")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parsed = _parse(argv[1]) if len(argv) == 3 else None
+    if parsed is None:
+        print("usage: python -m pytest_netgent.leftovers PID.START@PROJECT TEMP", file=sys.stderr)
+        return 2
+    tempfile.tempdir = argv[2]
+    _wait_for(parsed[0], parsed[1])
+    global _project
+    _project = parsed[2]
+    sweep(argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

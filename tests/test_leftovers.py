@@ -1,0 +1,290 @@
+"""Runs that end without cleaning up: SIGKILL, ``os._exit``, a start cut short. Nothing the
+plugin started outlives its run, and the next run removes what a kill still left and
+says so. Each test looks at the process table, the network namespaces, the links, the
+firewall tables and the temporary folders before and after."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_netgent import leftovers
+from pytest_netgent.browser.session import BrowserOptions, start_browser
+from pytest_netgent.network.plugin import unavailable
+
+from .helpers import QUIET, Project, css, element
+
+needs_shaping = pytest.mark.skipif(bool(unavailable("")), reason=unavailable(""))
+
+
+def owned_by(pid: int) -> dict[int, tuple[str, str]]:
+    """The live processes the pytest process ``pid`` started (and their helpers)."""
+    return leftovers.owned_processes(lambda mark: mark.startswith(f"{pid}."))
+
+
+def namespace_holders(inode: str) -> list[int]:
+    """The processes in the network namespace ``inode`` (``net:[N]``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{entry}/ns/net") == inode:
+                    found.append(int(entry))
+    return found
+
+
+def left_of(pid: int, namespace: str = "") -> dict[str, Any]:
+    """Everything of the pytest process ``pid`` on this machine: processes, processes in
+    its network namespace, its uplink, its firewall chain and table, its folders and its
+    ledger."""
+
+    def out(*command: str) -> str:
+        return subprocess.run(command, capture_output=True, text=True).stdout
+
+    temp = {tempfile.gettempdir(), "/tmp"}
+    return {
+        "processes": sorted(name for name, _ in owned_by(pid).values()),
+        "namespace": namespace_holders(namespace) if namespace else [],
+        "link": bool(re.search(rf" ngh{pid}[@:]", out("ip", "-o", "link"))),
+        "chain": f"NETGENT-{pid}" in out("iptables", "-w", "-t", "mangle", "-S"),
+        "table": f"netgent_{pid}" in out("nft", "list", "tables"),
+        "folders": sorted(str(f) for t in temp for f in Path(t).glob(f"netgent-browser-{pid}-*")),
+        "ledger": sorted(str(f) for f in leftovers.LEDGER.glob(f"{pid}.*")),
+    }
+
+
+NOTHING = {
+    "processes": [],
+    "namespace": [],
+    "link": False,
+    "chain": False,
+    "table": False,
+    "folders": [],
+    "ledger": [],
+}
+
+
+def wait_for(check: Callable[[], bool], seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def watcher_of(pid: int) -> int:
+    """The watcher process of the pytest process ``pid``."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+                mine = any(arg.startswith(f"{pid}.".encode()) for arg in args)
+                if b"pytest_netgent.leftovers" in args and mine:
+                    return int(entry)
+    raise AssertionError(f"pytest {pid} has no watcher")
+
+
+def hanging_far_run(project: Project, remote_site: str) -> subprocess.Popen[bytes]:
+    """pytest (no xdist: it is its own worker) replaying, under a network condition with
+    a delay, a workflow on a site beyond the loopback whose second state never comes:
+    Chromium, ChromeDriver and tcpdump run in its namespace, its uplink and the host's
+    chain and table for it are up."""
+    file = project.workflow(
+        "far",
+        f"""
+        name: far
+        start_url: "{remote_site}/big"
+        network: "rate=8mbit,delay=20ms"
+        timeout: 120
+        states:
+          - name: Loaded
+            triggers: [The done paragraph is shown]
+            actions: [Click the done paragraph]
+          - name: Never
+            triggers: [A heading that never comes is shown]
+            end: Never
+        """,
+    )
+    project.states(
+        file,
+        "far",
+        {
+            "Loaded": ([element("#done")], [{"type": "click", "params": css("#done")}]),
+            "Never": ([element("#never")], []),
+        },
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", *QUIET, "-p", "no:cacheprovider", "-n", "0",
+         "--netgent-capture=pcap", f"--netgent-artifacts={project.path / 'out'}",
+         "--netgent-state-timeout=100", str(file)],
+        cwd=project.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+@needs_shaping
+@pytest.mark.parametrize("watcher", ["lives", "killed too"])
+def test_a_shaped_run_killed_outright_leaves_nothing_behind(
+    project: Project, remote_site: str, watcher: str
+) -> None:
+    """SIGKILL of pytest in the middle of a shaped run: its watcher ends the browser,
+    the driver and tcpdump (so the namespace goes, and the uplink with it) and removes
+    the host's chain and table and the browser folder. If the watcher is killed too, the
+    next session of the project removes them and says what it removed."""
+    run = hanging_far_run(project, remote_site)
+    pid = run.pid
+    try:
+        started = wait_for(
+            lambda: (
+                {"chromedriver", "tcpdump"} <= set(left_of(pid)["processes"])
+                and left_of(pid)["chain"]
+            ),
+            90,
+        )
+        assert started, (run.poll(), left_of(pid))
+        namespace = os.readlink(f"/proc/{pid}/ns/net")
+        before = left_of(pid, namespace)
+        assert "chromium" in before["processes"], before
+        assert before["namespace"] and before["link"] and before["table"], before
+        assert before["folders"] and before["ledger"], before
+        if watcher == "killed too":
+            os.kill(watcher_of(pid), signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
+        run.wait()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        if run.stdout is not None:
+            run.stdout.close()
+    if watcher == "lives":
+        assert wait_for(lambda: left_of(pid, namespace) == NOTHING), left_of(pid, namespace)
+        return
+    time.sleep(2)  # nobody is left to clean up: everything stays
+    assert left_of(pid, namespace)["processes"] and left_of(pid, namespace)["chain"]
+    nxt = project.pytester.runpytest_subprocess(*QUIET, "--collect-only", "-q")
+    out = nxt.stdout.str()
+    said = [line for line in out.splitlines() if f"pytest {pid}:" in line]
+    assert said and said[0].startswith("netgent: removed what an ended run left behind"), out
+    for what in ("chromedriver", "chromium", "tcpdump", f"mangle chain NETGENT-{pid}"):
+        assert what in said[0], said
+    assert f"nft table netgent_{pid}" in said[0] and "browser folder" in said[0], said
+    assert wait_for(lambda: left_of(pid, namespace) == NOTHING), left_of(pid, namespace)
+
+
+def test_a_run_that_pytest_timeout_exits_leaves_no_browser(pytester: pytest.Pytester) -> None:
+    """pytest-timeout's thread method ends pytest with ``os._exit``: no teardown, no
+    atexit. The watcher ends the browser and removes its folder all the same."""
+    pytester.makepyfile(
+        test_hang="""
+        import time
+        import pytest
+
+        @pytest.mark.timeout(3, method="thread")
+        def test_hang(netgent_browser):
+            netgent_browser.driver.get("data:text/html,<p>hi</p>")
+            time.sleep(60)
+        """
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *QUIET, "-p", "no:cacheprovider", "test_hang.py"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    pid = run.pid
+    seen: dict[str, Any] = {}
+    assert wait_for(lambda: bool(seen.update(left_of(pid)) or seen["processes"]), 60)
+    assert "chromedriver" in seen["processes"] and seen["folders"], seen
+    out, _ = run.communicate(timeout=120)
+    assert b"Timeout" in out, out.decode()[-2000:]
+    assert wait_for(lambda: left_of(pid) == NOTHING), left_of(pid)
+
+
+SLOW_CHROMIUM = """#!/bin/sh
+sleep {seconds}
+exec {chromium} "$@"
+"""
+
+
+def slow_chromium(folder: Path, seconds: float) -> Path:
+    """A Chromium that takes ``seconds`` longer than the real one to start."""
+    chromium, _ = BrowserOptions().locate()
+    script = folder / "slow-chromium"
+    script.write_text(SLOW_CHROMIUM.format(seconds=seconds, chromium=chromium))
+    script.chmod(0o755)
+    return script
+
+
+class _Alarm(Exception):
+    pass
+
+
+def test_a_browser_start_cut_short_leaves_no_driver(short_tmp: Path) -> None:
+    """A start interrupted while Chromium is coming up (a timeout plugin's signal,
+    Ctrl-C) ends ChromeDriver and what it started, instead of leaving them running until
+    the session ends."""
+    mine = owned_by(os.getpid())
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _Alarm
+
+    options = BrowserOptions(
+        chromium=str(slow_chromium(short_tmp, 30)), user_data_dir=str(short_tmp / "profile")
+    )
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def look() -> None:  # what the start had started when it was cut short
+        while not done.wait(0.1):
+            seen.update(n for p, (n, _) in owned_by(os.getpid()).items() if p not in mine)
+
+    looker = threading.Thread(target=look)
+    looker.start()
+    previous = signal.signal(signal.SIGALRM, alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 3.0)
+        with pytest.raises(_Alarm):
+            start_browser(options)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        done.set()
+        looker.join()
+    assert {"chromedriver", "slow-chromium"} <= seen, seen
+    left = {p: v for p, v in owned_by(os.getpid()).items() if p not in mine}
+    assert left == {}, left
+
+
+def test_the_browser_start_is_not_charged_to_the_first_item(
+    project: Project, short_tmp: Path
+) -> None:
+    """A browser that takes 4 s to start, and a 3 s pytest-timeout per item: the
+    start happens before the item's timer, so the item passes."""
+    project.pytester.makepyfile(
+        test_quick="""
+        def test_quick(netgent_browser):
+            netgent_browser.driver.get("data:text/html,<p>hi</p>")
+        """
+    )
+    result = project.run_subprocess(
+        "--timeout=3",
+        "--timeout-method=signal",
+        f"--netgent-chromium={slow_chromium(short_tmp, 4)}",
+        "test_quick.py",
+    )
+    result.assert_outcomes(passed=1)
