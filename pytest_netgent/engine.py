@@ -453,11 +453,13 @@ class Engine:
             if self._last_state
             else ("before any state ran, not")
         )
-        raise self._drift(
+        error = self._drift(
             f"duration {duration:g}s reached {where} continuous: only a continuous state "
             "(config.continuous, or 'continuous: true' in the workflow) may run out the "
             "duration; other workflows end in an end state"
         )
+        error.out_of_time = True
+        raise error
 
     def _wait_for_state(self) -> float:
         """How long to wait for a state to match before reporting drift or healing: the

@@ -163,6 +163,9 @@ class ReplayError(NetgentError):
         """What happened: ``UI drift``, or a fault of the site or the network that no
         re-recording heals (``network error``, ``server error``, ``network
         condition``)."""
+        self.out_of_time = False
+        """The run's ``duration`` ended in a state that may not run it out (a scenario
+        reports a member ended so by its ``stop`` as stopped)."""
         self.reason = reason
         self.context = context
         self.workflow = workflow

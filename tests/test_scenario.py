@@ -22,7 +22,7 @@ import pytest
 from pytest_netgent import netns
 from pytest_netgent.network.plugin import unavailable as shaping_unavailable
 
-from .helpers import QUIET, Pcap, leftovers, read_pcap, read_rows
+from .helpers import QUIET, Pcap, Project, element, leftovers, read_pcap, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -458,3 +458,58 @@ def test_a_commands_placeholders_are_filled_as_one_shell_word(tmp_path: Path) ->
     out = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, check=True)
     assert out.stdout == f"{value}|http://127.0.0.1:8000/files/1MB|{{unknown}}|"
     assert not marker.exists()
+
+
+def test_a_member_stopped_before_its_end_state_is_reported_as_stopped(
+    project: Path, pytester: pytest.Pytester
+) -> None:
+    """A browser member whose workflow still waits for its end state when the member's
+    'stop' comes is stopped, and said to be: not a pass, and not UI drift."""
+    waiter = Project(pytester, "")
+    file = waiter.workflow(
+        "waiter",
+        """
+        name: waiter
+        start_url: "{base_url}/wiki/"
+        states:
+          - name: Home
+            triggers: [The search box is visible]
+            actions: [Go to the QUIC article]
+          - name: Done
+            triggers: [A heading that never comes is shown]
+            end: Done
+        """,
+    )
+    waiter.states(
+        file,
+        "waiter",
+        {
+            "Home": (
+                [element("#search-input")],
+                [{"type": "navigate", "params": {"url": "{base_url}/wiki/article/quic"}}],
+            ),
+            "Done": ([element("#never-there")], []),
+        },
+    )
+    scenario(
+        project,
+        "early",
+        """
+        name: early
+        scenario:
+          - name: waiter
+            workflow: waiter.netgent.yaml::waiter
+            stop: 3
+          - name: reader
+            workflow: wiki/browse.netgent.yaml::read-featured
+        """,
+    )
+    answer = run(project, "early.netgent.yaml", "--netgent-state-timeout=30")
+    output = answer.stdout
+    assert answer.returncode == 1, output + answer.stderr
+    assert "scenario 'early': 1 of 2 members were stopped before their end state" in output
+    assert (
+        "--- member 'waiter' (browser): stopped by its stop (3s after the scenario's start) "
+        "in state 'Home' before reaching its end state" in output
+    ), output
+    assert "UI drift" not in output and "--netgent-record" not in output, output

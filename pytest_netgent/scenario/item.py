@@ -47,9 +47,15 @@ class ScenarioFailed(NetgentError):
 
     def report(self) -> str:
         failed = [o for o in self.outcomes if o.status == "failed"]
+        stopped = [o for o in self.outcomes if o.status == "stopped"]
         lines = [
             f"{self.location}: scenario {self.scenario!r}: "
-            f"{len(failed)} of {len(self.outcomes)} members failed"
+            + (
+                f"{len(failed)} of {len(self.outcomes)} members failed"
+                if failed
+                else f"{len(stopped)} of {len(self.outcomes)} members were stopped before "
+                "their end state"
+            )
         ]
         for o in failed:
             lines.append(f"--- member {o.name!r} ({o.kind}) failed:")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError, display_path, heal_command
+from ..leftovers import owned_env
 from ..run import RunResult, TimelineEvent, substitute
 from .spec import LoadedScenario, ResolvedMember
 
@@ -47,7 +48,8 @@ class Outcome:
     kind: str
     passed: bool = False
     stopped: bool = False
-    """Stopped before its end because another member failed."""
+    """Stopped before its end: because another member failed, or by its ``stop`` (or
+    the scenario's duration) before its workflow reached its end state."""
     detail: str = ""
     """Why it failed (a workflow's report, a command's exit status and output tail)."""
     result: RunResult | None = None
@@ -192,6 +194,16 @@ class Members:
         if self.cancel.is_set() and self._failed and _was_stopped(error):
             self._stopped(outcome)
             return
+        if end is not None and getattr(error, "out_of_time", False):
+            outcome.stopped = True
+            by = "its stop" if member.member.stop == end else "the scenario's duration"
+            where = f" in state {result.states_visited[-1]!r}" if result.states_visited else ""
+            outcome.detail = (
+                f"stopped by {by} ({end:g}s after the scenario's start){where} before "
+                "reaching its end state: give it a later 'stop', or end the workflow in a "
+                "continuous state to have it run until then"
+            )
+            return
         outcome.detail = error.report() if isinstance(error, NetgentError) else str(error)
 
     # ------------------------------------------------------------------ commands
@@ -268,7 +280,7 @@ class Members:
         # every process the command starts inherits this mark, also those that leave its
         # process group (setsid, a daemon): they are found by it and ended with it
         mark = f"{os.getpid()}-{id(self)}-{member.name}"
-        kwargs["env"] = {**os.environ, MARK: mark}
+        kwargs["env"] = owned_env({**os.environ, MARK: mark})
         proc = subprocess.Popen(
             ["/bin/sh", "-c", command],
             stdin=subprocess.DEVNULL,
