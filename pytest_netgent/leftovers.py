@@ -38,6 +38,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 OWNER = "NETGENT_OWNER"
@@ -51,6 +52,7 @@ FOLDER_PREFIX = "netgent-browser-"
 
 _project = ""
 _watching: int | None = None
+_mark: tuple[int, str] = (0, "")
 _ledger_lock = threading.Lock()
 
 
@@ -78,10 +80,15 @@ def _start_time(pid: int) -> str:
     return "" if fields[0] in ("Z", "X") else fields[19]
 
 
-def owner_mark(pid: int | None = None) -> str:
-    """The owner name ``PID.START@PROJECT`` of process ``pid`` (default: this one)."""
-    pid = os.getpid() if pid is None else pid
-    return f"{pid}.{_start_time(pid)}@{_project_key()}"
+def owner_mark() -> str:
+    """This process's owner name, ``PID.START@PROJECT``: fixed at its first use, so that
+    everything this process makes has one owner (a pytester run inside a test names
+    another project, not another owner)."""
+    global _mark
+    pid = os.getpid()
+    if _mark[0] != pid:  # first use, or a forked child
+        _mark = (pid, f"{pid}.{_start_time(pid)}@{_project_key()}")
+    return _mark[1]
 
 
 def _parse(mark: str) -> tuple[int, str, str] | None:
@@ -177,9 +184,18 @@ def remove_host_object(kind: str, name: str, run: Run = run_here) -> bool:
     return True
 
 
-def _processes() -> dict[int, tuple[int, str, bytes]]:
-    """Every live process: pid -> (parent pid, name, environment)."""
-    found: dict[int, tuple[int, str, bytes]] = {}
+@dataclass(frozen=True)
+class _Process:
+    parent: int
+    name: str
+    environ: bytes
+    args: list[bytes]
+
+
+def _processes() -> dict[int, _Process]:
+    """Every live process (zombies are not): pid -> its parent, name, environment and
+    command line. Read from ``/proc`` (Linux; elsewhere none is found)."""
+    found: dict[int, _Process] = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
             continue
@@ -188,12 +204,33 @@ def _processes() -> dict[int, tuple[int, str, bytes]]:
                 stat = f.read()
             with open(f"/proc/{entry}/environ", "rb") as f:
                 environ = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
         except OSError:
             continue  # gone meanwhile, or not ours to read
         fields = stat[stat.rindex(")") + 2 :].split()
         if fields[0] in ("Z", "X"):
             continue
-        found[int(entry)] = (int(fields[1]), stat[stat.index("(") + 1 : stat.rindex(")")], environ)
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        found[int(entry)] = _Process(int(fields[1]), name, environ, args)
+    return found
+
+
+def _with_descendants(
+    table: dict[int, _Process], roots: dict[int, str]
+) -> dict[int, tuple[str, str]]:
+    """``roots`` (pid -> a tag) and every descendant of theirs, tagged as its root:
+    pid -> (name, tag)."""
+    found = {pid: (table[pid].name, tag) for pid, tag in roots.items()}
+    grew = True
+    while grew:
+        children = {
+            pid: (proc.name, found[proc.parent][1])
+            for pid, proc in table.items()
+            if proc.parent in found and pid not in found
+        }
+        grew = bool(children)
+        found.update(children)
     return found
 
 
@@ -203,26 +240,38 @@ def owned_processes(wanted: Callable[[str], bool]) -> dict[int, tuple[str, str]]
     owner)."""
     table = _processes()
     needle = f"{OWNER}=".encode()
-    found: dict[int, tuple[str, str]] = {}
-    for pid, (_, name, environ) in table.items():
-        for entry in environ.split(b"\0"):
+    roots: dict[int, str] = {}
+    for pid, proc in table.items():
+        for entry in proc.environ.split(b"\0"):
             mark = entry[len(needle) :].decode(errors="replace")
             if entry.startswith(needle) and wanted(mark):
-                found[pid] = (name, mark)
-    grew = True
-    while grew:
-        children = {
-            pid: (name, found[parent][1])
-            for pid, (parent, name, _) in table.items()
-            if parent in found and pid not in found
-        }
-        grew = bool(children)
-        found.update(children)
-    return found
+                roots[pid] = mark
+    return _with_descendants(table, roots)
 
 
-def _kill(pids: dict[int, tuple[str, str]]) -> None:
-    deadline = time.monotonic() + 5.0
+def end_profile_processes(profile: str) -> list[int]:
+    """Kill every process started with ``--user-data-dir=profile`` and its descendants
+    (zygotes and renderers do not repeat the flag): a Chromium whose ChromeDriver died
+    before it could stop it, or a start cut short; the pids it killed. Looks again until
+    none is left: a browser being killed may still start a helper."""
+    flag = f"--user-data-dir={profile}".encode()
+    killed: list[int] = []
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        table = _processes()
+        roots = {pid: "" for pid, proc in table.items() if flag in proc.args}
+        found = _with_descendants(table, roots)
+        if not found:
+            break
+        _kill(found, deadline)
+        killed += found
+    return sorted(killed)
+
+
+def _kill(pids: dict[int, tuple[str, str]], deadline: float = 0.0) -> None:
+    """SIGKILL ``pids`` and wait (5 s, or until ``deadline``) until they have ended: a
+    killed process may still be writing into its folder until then."""
+    deadline = deadline or time.monotonic() + 5.0
     for pid in pids:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)

@@ -31,7 +31,6 @@ from .browser.session import (
     BrowserOptions,
     blank_profile,
     browser_gone,
-    end_profile_processes,
     reset_browser,
     start_browser,
 )
@@ -45,7 +44,7 @@ from .errors import (
     WorkflowSpecError,
     display_path,
 )
-from .leftovers import own_folder
+from .leftovers import end_profile_processes, own_folder
 from .recorder import StatesProposed, save
 from .run import RunResult, RunSettings
 from .secrets import Secret, SecretLogs, resolve_secrets

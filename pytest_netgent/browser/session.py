@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import shutil
-import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import BrowserError
-from ..leftovers import owned_env
+from ..leftovers import end_profile_processes, owned_env
 from .tempdir import SOCKET_MAX, SOCKET_TAIL, browser_temp, socket_room
 
 if TYPE_CHECKING:
@@ -539,68 +538,6 @@ def focus_tab(driver: Any, handle: str) -> None:
         if time.monotonic() > deadline:
             return
         time.sleep(0.05)
-
-
-def end_profile_processes(profile: str) -> list[int]:
-    """Kill every process started with ``--user-data-dir=profile``: a Chromium (and its
-    helpers) whose ChromeDriver died before it could stop them; the pids it killed.
-
-    Looks again until none is left: a browser being killed may still start a helper."""
-    killed: list[int] = []
-    deadline = time.monotonic() + 3.0
-    while found := _profile_processes(profile):
-        for pid in found:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        killed += found
-        # a killed process may still be writing into the profile until it has exited
-        while any(_alive(pid) for pid in found) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if time.monotonic() >= deadline:
-            break
-    return killed
-
-
-def _profile_processes(profile: str) -> list[int]:
-    """The live processes started with ``--user-data-dir=profile`` and all their
-    descendants (zygotes and renderers do not repeat the flag)."""
-    flag = f"--user-data-dir={profile}".encode()
-    parents: dict[int, int] = {}
-    roots = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-                stat = f.read()
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                args = f.read().split(b"\0")
-        except OSError:
-            continue  # gone meanwhile, or not ours to read
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] == "Z":
-            continue
-        parents[pid] = int(fields[1])
-        if flag in args:
-            roots.append(pid)
-    found = set(roots)
-    grew = True
-    while grew:
-        children = {pid for pid, parent in parents.items() if parent in found} - found
-        grew = bool(children)
-        found |= children
-    return sorted(found)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` still runs (a zombie waiting for its parent does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
 
 
 def browser_ports(driver: WebDriver) -> list[int]:
