@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from .. import atomic
 from . import FILES
 from .files import files_of
 
@@ -48,14 +49,14 @@ def write_manifest(root: Path, rows: list[dict[str, str]]) -> tuple[Path, Path]:
         if row.get("folder"):
             row.update(files_of(root / row["folder"], root))
     manifest = root / "manifest.csv"
-    with manifest.open("w", newline="", encoding="utf-8") as out:
+    with atomic.replacing(manifest, durable=True) as out:
         writer = csv.DictWriter(out, fieldnames=MANIFEST_FIELDS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     labels = root / "labels.csv"
     # nPrintML reads Item,Label; a third column names the network condition, when any
     shaped = any(row.get("network") for row in rows)
-    with labels.open("w", newline="", encoding="utf-8") as out:
+    with atomic.replacing(labels, durable=True) as out:
         pairs = csv.writer(out)
         pairs.writerow(["Item", "Label", "Network"] if shaped else ["Item", "Label"])
         for row in rows:

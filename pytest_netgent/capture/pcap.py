@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     pass
 
 
+from .. import atomic
 from ..leftovers import owned_env
 from . import CaptureError
 
@@ -170,12 +171,13 @@ def merge_pcaps(parts: list[Path], target: Path) -> None:
     """Merge pcap files of one link type (tcpdump's, same byte order) in time order."""
     existing = [p for p in parts if p.is_file() and p.stat().st_size >= 24]
     if not existing:
-        target.write_bytes(b"")
+        with atomic.replacing(target, "wb", durable=True):
+            pass
         return
     with existing[0].open("rb") as first:
         header = first.read(24)
     streams = [_pcap_records(p) for p in existing]
-    with target.open("wb") as out:
+    with atomic.replacing(target, "wb", durable=True) as out:
         out.write(header)
         for _, record, data in heapq.merge(*streams, key=lambda r: r[0]):
             out.write(record)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import atomic
 from ..capture.pcap import _pcap_records
 from .owners import Opened, ip_five_tuple
 
@@ -175,7 +176,7 @@ def label(flows: list[Flow], groups: Mapping[int, int], owners: Mapping[int, Own
 
 def write_flows(path: Path, flows: list[Flow]) -> None:
     """Write ``flows.csv`` (flows in the order their first packet came)."""
-    with path.open("w", newline="", encoding="utf-8") as out:
+    with atomic.replacing(path, durable=True) as out:
         writer = csv.DictWriter(out, fieldnames=FIELDS)
         writer.writeheader()
         for flow in sorted(flows, key=lambda f: f.first):
