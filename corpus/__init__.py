@@ -107,7 +107,8 @@ def _require(module: str) -> None:
         __import__(module)
     except ImportError as error:
         raise AppError(
-            f"{module} is not installed: pip install -e '.[corpus]' (the dev extra has it)"
+            f"{module} is not installed: pip install -r corpus/requirements.txt (the corpus's "
+            "applications at the releases its states were written for)"
         ) from error
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -246,7 +247,10 @@ def test_load_model_from_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert load_model("builtin") is None
     with pytest.raises(ModelSpecError, match=r"is a int, not a langchain-core BaseChatModel"):
         load_model("my_models:not_a_model")
-    with pytest.raises(ModelSpecError, match=r"module 'my_models' has no 'nope', and 'prov"):
+    with pytest.raises(
+        ModelSpecError,
+        match=r"'my_models:nope' \(module 'my_models' has no 'nope'\): Unable to infer model prov",
+    ):
         load_model("my_models:nope")
     # a callable that is no model factory: the reason, not an INTERNALERROR
     with pytest.raises(ModelSpecError, match=r"calling json.dumps\(\) to make the model failed"):
@@ -255,24 +259,44 @@ def test_load_model_from_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyP
         load_model("os:getcwd")
     # a model name that is no attribute is LangChain's provider:model, module or not
     with pytest.raises(
-        ModelSpecError, match=r"'json:gpt-4o': 'gpt-4o' is a model's name, not an attribute of"
+        ModelSpecError, match=r"'json:gpt-4o' \('gpt-4o' is a model's name, not an attribute of"
     ):
         load_model("json:gpt-4o")
     with pytest.raises(ModelSpecError, match=r"neither 'builtin', 'module:attr' nor"):
         load_model("gpt4")
 
 
-def test_provider_model_without_langchain_is_a_usage_error(project: Project) -> None:
+def test_provider_model_is_langchains_and_a_missing_provider_a_usage_error(
+    project: Project,
+) -> None:
+    """The llm extra brings LangChain's init_chat_model: 'openai:gpt-4o' (the help's own
+    example) is read as provider:model, and without the provider's package the one usage
+    error names the install line."""
     project.workflow("vague", VAGUE)
-    result = project.run("--netgent-record", "--netgent-llm=nosuchprovider:some-model")
+    result = project.run("--netgent-record", "--netgent-llm=openai:gpt-4o")
     # one usage error before anything runs, not a failure per item
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        [
-            "*--netgent-llm 'nosuchprovider:some-model': no module 'nosuchprovider', and "
-            "'provider:model' names need the langchain package: pip install langchain*"
-        ]
+        ["*--netgent-llm 'openai:gpt-4o'*: *requires the langchain-openai package*"]
     )
+    result = project.run("--netgent-record", "--netgent-llm=nosuchprovider:some-model")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--netgent-llm 'nosuchprovider:some-model': Unable to infer model provider*"]
+    )
+
+
+def test_provider_model_without_langchain_names_the_install_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "langchain", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
+    with pytest.raises(
+        ModelSpecError,
+        match=r"'nosuchprovider:some-model': no module 'nosuchprovider', and 'provider:model' "
+        r"names need the langchain package: pip install langchain",
+    ):
+        load_model("nosuchprovider:some-model")
 
 
 def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_url: str) -> None:

@@ -48,3 +48,32 @@ def test_the_lower_bounds_are_the_releases_tox_tests() -> None:
     assert pins == bounds
     tox = (ROOT / "tox.ini").read_text()
     assert "PIP_CONSTRAINT = {toxinidir}/constraints-oldest.txt" in tox
+
+
+def test_the_packaging_holds_no_install_to_the_corpus_and_builds_its_license() -> None:
+    """An SPDX ``license`` string needs setuptools >= 77 (older ones refuse it); no extra,
+    dev included, pins exact releases (the corpus's applications are pinned in
+    corpus/requirements.txt, which the README's install line reads); pytest's default
+    summary of failures and errors is kept beside the skips."""
+    import tomllib
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert isinstance(pyproject["project"]["license"], str)
+    (setuptools,) = [
+        Requirement(r) for r in pyproject["build-system"]["requires"] if r.startswith("setuptools")
+    ]
+    assert not setuptools.specifier.contains(Version("76.1")), setuptools
+    pinned = [
+        f"{extra}: {r}"
+        for extra, requirements in pyproject["project"]["optional-dependencies"].items()
+        for r in requirements
+        if any(s.operator in ("==", "===") for s in Requirement(r).specifier)
+    ]
+    assert pinned == []
+    corpus = (ROOT / "corpus" / "requirements.txt").read_text()
+    assert "django==" in corpus and "-r corpus/requirements.txt" in (ROOT / "README.md").read_text()
+    addopts = pyproject["tool"]["pytest"]["ini_options"]["addopts"].split()
+    (report,) = [o for o in addopts if o.startswith("-r")]
+    assert set("fEs") <= set(report[2:]), report
