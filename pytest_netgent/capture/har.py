@@ -1,9 +1,16 @@
 """HAR 1.2 from the browser's network events (the DevTools protocol's ``Network`` domain,
 read through ChromeDriver's performance log).
 
-Entries carry the request and response headers, sizes on the wire, timings and the
-server address; WebSocket messages go under Chromium's ``_webSocketMessages``. Bodies are
-not kept (their bytes are in the pcap).
+Entries carry the request and response headers and cookies, sizes on the wire, timings
+and the server address; WebSocket messages go under Chromium's ``_webSocketMessages``.
+Bodies are not kept (their bytes are in the pcap).
+
+A response that put no byte of its own on the wire says where it came from in
+``_fromCache``: ``memory``, ``disk`` or ``prefetch`` (the browser's caches, which also fill
+``cache.beforeRequest``) or ``service-worker``. Such an entry has no body or transfer size
+and no network phase in its timings; a cache hit's whole time is ``receive`` ("read from
+the server or cache", as HAR 1.2 puts it). A revalidated response (a 304 behind a cached
+200) did cross the wire and is not one of them.
 """
 
 from __future__ import annotations
@@ -15,12 +22,20 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from .. import __version__
+from .cookies import request_cookies, response_cookies
 
 Redact = Callable[[str], str]
 
 
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _header(raw: Any, name: str) -> str:
+    """The value of header ``name`` (any case; repeated ones joined by newlines)."""
+    if not isinstance(raw, dict):
+        return ""
+    return "\n".join(str(v) for k, v in raw.items() if str(k).lower() == name)
 
 
 def _headers(raw: Any) -> list[dict[str, str]]:
@@ -61,18 +76,63 @@ class _Request:
         self.end = 0.0
         self.error = ""
         self.redirect_to = ""
+        self.from_memory = False
+        """``Network.requestServedFromCache`` came: the renderer's memory cache answered."""
 
     def entry(self) -> dict[str, Any]:
-        req = self.request
         res = self.response
+        source = _cache_source(res, self.from_memory, self.encoded) if res else ""
+        started = _iso(self.wall)
+        if source in _BROWSER_CACHES:
+            # a memory cache hit repeats the first fetch's ResourceTiming: nothing of it
+            # happened this time
+            timings = _cache_timings(self.start, self.end)
+        else:
+            timings = _timings(res.get("timing") or {}, self.start, self.end)
+        entry: dict[str, Any] = {
+            "startedDateTime": started,
+            "time": _total(timings),
+            "request": self._request(),
+            "response": self._response(source),
+            "cache": {},
+            "timings": timings,
+            "_resourceType": self.type.lower(),
+            "_transferSize": 0 if source else self.encoded,
+            "_requestId": self.id,
+        }
+        if source:
+            entry["_fromCache"] = source
+        if source in _BROWSER_CACHES:
+            etag = _header(self.extra_response.get("headers") or res.get("headers"), "etag")
+            entry["cache"]["beforeRequest"] = {
+                "lastAccess": started,  # the entry's last use before this one is unknown
+                "eTag": etag,
+                "hitCount": 0,
+            }
+        if res.get("fromServiceWorker"):
+            entry["_fromServiceWorker"] = True
+            if res.get("serviceWorkerResponseSource"):
+                entry["_serviceWorkerResponseSource"] = str(res["serviceWorkerResponseSource"])
+        if res.get("remoteIPAddress"):
+            entry["serverIPAddress"] = str(res["remoteIPAddress"]).strip("[]")
+        if res.get("connectionId") is not None:
+            entry["connection"] = str(res["connectionId"])
+        return entry
+
+    def _request(self) -> dict[str, Any]:
+        req = self.request
         url = str(req.get("url", ""))
+        # the network service's headers are the ones sent (with Cookie); the renderer's
+        # are what it asked for
         headers = self.extra_request.get("headers") or req.get("headers") or {}
         post = req.get("postData")
         request: dict[str, Any] = {
             "method": req.get("method", "GET"),
             "url": url,
-            "httpVersion": _http_version(str(res.get("protocol", ""))),
-            "cookies": [],
+            "httpVersion": _http_version(str(self.response.get("protocol", ""))),
+            "cookies": request_cookies(
+                self.extra_request.get("associatedCookies"), _header(headers, "cookie")
+            ),
             "headers": _headers(headers),
             "queryString": [
                 {"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query, True)
@@ -81,56 +141,93 @@ class _Request:
             "bodySize": len(post.encode("utf-8")) if isinstance(post, str) else 0,
         }
         if isinstance(post, str):
-            mime = next(
-                (str(v) for k, v in dict(headers).items() if k.lower() == "content-type"), ""
-            )
-            request["postData"] = {"mimeType": mime, "text": post}
-        timing = res.get("timing") or {}
+            request["postData"] = {"mimeType": _header(headers, "content-type"), "text": post}
+        return request
+
+    def _response(self, source: str) -> dict[str, Any]:
+        res = self.response
         # A worker's or service worker's own fetches are answered in the worker's session:
         # the page's log may hold only the network service's extra info for them
         extra = self.extra_response
-        status = int(res.get("status") or extra.get("statusCode") or 0)
-        content_type = str(
-            res.get("mimeType")
-            or next(
-                (
-                    str(v).split(";")[0].strip()
-                    for k, v in (extra.get("headers") or {}).items()
-                    if k.lower() == "content-type"
-                ),
-                "",
-            )
-        )
+        headers = extra.get("headers") or res.get("headers") or {}
+        version = _http_version(str(res.get("protocol", "")))
+        # HTTP/1's header block is on the wire as the network service reports it; HTTP/2
+        # and 3 compress theirs, so their size is unknown
+        text = str(extra.get("headersText") or "")
+        headers_size = len(text.encode()) if text and version.startswith("HTTP/1") else -1
+        if source:
+            body_size = 0
+        elif not res:
+            body_size = -1
+        elif headers_size < 0:
+            body_size = self.encoded
+        else:  # a redirect's own bytes are never reported
+            body_size = self.encoded - headers_size if self.encoded >= headers_size else -1
         response: dict[str, Any] = {
-            "status": status,
+            "status": int(res.get("status") or extra.get("statusCode") or 0),
             "statusText": str(res.get("statusText") or _status_text(extra)),
-            "httpVersion": _http_version(str(res.get("protocol", ""))),
-            "cookies": [],
-            "headers": _headers(self.extra_response.get("headers") or res.get("headers")),
-            "content": {"size": self.data_length, "mimeType": content_type},
+            "httpVersion": version,
+            "cookies": response_cookies(
+                _header(headers, "set-cookie"), extra.get("blockedCookies"), self.wall
+            ),
+            "headers": _headers(headers),
+            "content": {
+                "size": self.data_length,
+                "mimeType": str(
+                    res.get("mimeType") or _header(headers, "content-type").split(";")[0].strip()
+                ),
+            },
             "redirectURL": self.redirect_to,
-            "headersSize": -1,
-            "bodySize": self.encoded if res else -1,
+            "headersSize": -1 if source else headers_size,
+            "bodySize": body_size,
         }
         if self.error:
             response["_error"] = self.error
-        timings = _timings(timing, self.start, self.end)
-        entry: dict[str, Any] = {
-            "startedDateTime": _iso(self.wall),
-            "time": round(sum(v for v in timings.values() if v > 0), 3),
-            "request": request,
-            "response": response,
-            "cache": {},
-            "timings": timings,
-            "_resourceType": self.type.lower(),
-            "_transferSize": self.encoded,
-            "_requestId": self.id,
-        }
-        if res.get("remoteIPAddress"):
-            entry["serverIPAddress"] = str(res["remoteIPAddress"]).strip("[]")
-        if res.get("connectionId") is not None:
-            entry["connection"] = str(res["connectionId"])
-        return entry
+        return response
+
+
+_BROWSER_CACHES = ("memory", "disk", "prefetch")
+"""The browser's own caches, as ``_fromCache`` names them."""
+
+
+def _cache_source(res: dict[str, Any], from_memory: bool, transfer: int) -> str:
+    """Where a response that put no byte of its own on the wire came from (see the module's
+    docstring); "" for one that came over the network."""
+    if from_memory:
+        return "memory"
+    if res.get("fromPrefetchCache"):
+        return "prefetch"
+    # Chromium says "from disk cache" of a revalidated response too, whose 304 crossed the
+    # wire, and of an early hint's preload, which was fetched
+    if res.get("fromDiskCache") and not res.get("fromEarlyHints") and transfer == 0:
+        return "disk"
+    if res.get("fromServiceWorker"):
+        return "service-worker"
+    return ""
+
+
+_PHASES = ("blocked", "dns", "connect", "send", "wait", "receive")
+"""The timings an entry's ``time`` adds up (those not -1): ``ssl`` is not one, HAR 1.2
+counts it inside ``connect`` (as Chromium's ``connectStart``-``connectEnd`` does)."""
+
+
+def _total(timings: dict[str, float]) -> float:
+    return round(sum(timings[k] for k in _PHASES if timings.get(k, -1) > 0), 3)
+
+
+def _cache_timings(start: float, end: float) -> dict[str, float]:
+    """HAR timings (ms) of a response the browser read from its cache: no network phase,
+    the whole time ``receive``."""
+    elapsed = round((end - start) * 1000, 3) if end > start > 0 else 0.0
+    return {
+        "blocked": -1.0,
+        "dns": -1.0,
+        "connect": -1.0,
+        "ssl": -1.0,
+        "send": 0.0,
+        "wait": 0.0,
+        "receive": elapsed,
+    }
 
 
 def _timings(timing: dict[str, Any], start: float, end: float) -> dict[str, float]:
@@ -219,6 +316,8 @@ def build_har(
                 early.setdefault(rid, {})[name] = params
             elif rid in requests or not getattr(owner, name):
                 setattr(owner, name, params)
+        elif method == "Network.requestServedFromCache" and rid in requests:
+            requests[rid].from_memory = True
         elif method == "Network.responseReceived" and rid in requests:
             requests[rid].response = params.get("response") or {}
         elif method == "Network.dataReceived" and rid in requests:
@@ -291,7 +390,7 @@ def _socket_entry(sock: _Socket, offset: float | None) -> dict[str, Any]:
             "method": "GET",
             "url": sock.url,
             "httpVersion": "HTTP/1.1",
-            "cookies": [],
+            "cookies": request_cookies(None, _header(sock.request_headers, "cookie")),
             "headers": _headers(sock.request_headers),
             "queryString": [],
             "headersSize": -1,
@@ -301,7 +400,7 @@ def _socket_entry(sock: _Socket, offset: float | None) -> dict[str, Any]:
             "status": int(res.get("status") or 0),
             "statusText": str(res.get("statusText") or ""),
             "httpVersion": "HTTP/1.1",
-            "cookies": [],
+            "cookies": response_cookies(_header(res.get("headers"), "set-cookie"), None, wall),
             "headers": _headers(res.get("headers")),
             "content": {"size": 0, "mimeType": ""},
             "redirectURL": "",
