@@ -37,9 +37,13 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import psutil
 
 OWNER = "NETGENT_OWNER"
 """The environment variable that names the owner of every process the plugin starts."""
@@ -70,14 +74,17 @@ def _project_key() -> str:
 
 
 def _start_time(pid: int) -> str:
-    """When process ``pid`` started (clock ticks since boot), "" if it does not run."""
+    """When process ``pid`` started (psutil's create time, the same at every reading of
+    one process), "" if it does not run: a pid with another start is another process."""
+    import psutil
+
     try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            stat = f.read()
-    except OSError:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return ""
+        return f"{process.create_time():.3f}"
+    except psutil.Error:
         return ""
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return "" if fields[0] in ("Z", "X") else fields[19]
 
 
 def owner_mark() -> str:
@@ -92,7 +99,7 @@ def owner_mark() -> str:
 
 
 def _parse(mark: str) -> tuple[int, str, str] | None:
-    found = re.fullmatch(r"(\d+)\.(\d*)@([0-9a-f]*)", mark)
+    found = re.fullmatch(r"(\d+)\.(\d+(?:\.\d+)?|)@([0-9a-f]*)", mark)
     return (int(found[1]), found[2], found[3]) if found else None
 
 
@@ -186,33 +193,34 @@ def remove_host_object(kind: str, name: str, run: Run = run_here) -> bool:
 
 @dataclass(frozen=True)
 class _Process:
+    handle: psutil.Process
+    """The process itself: signalled only while it is the one read (psutil checks its
+    create time, so a pid reused since is left alone)."""
     parent: int
     name: str
-    environ: bytes
-    args: list[bytes]
+    environ: dict[str, str]
+    args: list[str]
 
 
 def _processes() -> dict[int, _Process]:
-    """Every live process (zombies are not): pid -> its parent, name, environment and
-    command line. Read from ``/proc`` (Linux; elsewhere none is found)."""
+    """Every live process but this one (zombies are not live): pid -> its parent, name,
+    environment and command line, as psutil reads them (on Linux from ``/proc``; on
+    macOS the environment of the user's own processes)."""
+    import psutil
+
     found: dict[int, _Process] = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit():
+    wanted = ["ppid", "name", "environ", "cmdline", "status"]
+    for process in psutil.process_iter(wanted):
+        info = process.info
+        if process.pid == os.getpid() or info["status"] == psutil.STATUS_ZOMBIE:
             continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                environ = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().split(b"\0")
-        except OSError:
-            continue  # gone meanwhile, or not ours to read
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] in ("Z", "X"):
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        found[int(entry)] = _Process(int(fields[1]), name, environ, args)
+        found[process.pid] = _Process(
+            process,
+            info["ppid"] or 0,
+            info["name"] or "",
+            info["environ"] or {},
+            info["cmdline"] or [],
+        )
     return found
 
 
@@ -234,49 +242,81 @@ def _with_descendants(
     return found
 
 
+def marked_processes(
+    key: str, wanted: Callable[[str], bool], table: dict[int, _Process] | None = None
+) -> dict[int, tuple[str, str]]:
+    """The live processes (of ``table``, default: a fresh reading) whose environment
+    holds ``key`` with a value ``wanted`` says yes to, and all their descendants (a
+    browser's helpers do not inherit its environment): pid -> (name, value)."""
+    table = _processes() if table is None else table
+    roots = {
+        pid: proc.environ[key]
+        for pid, proc in table.items()
+        if key in proc.environ and wanted(proc.environ[key])
+    }
+    return _with_descendants(table, roots)
+
+
 def owned_processes(wanted: Callable[[str], bool]) -> dict[int, tuple[str, str]]:
     """The live processes marked with an owner ``wanted`` says yes to, and all their
-    descendants (a browser's helpers do not inherit its environment): pid -> (name,
-    owner)."""
-    table = _processes()
-    needle = f"{OWNER}=".encode()
-    roots: dict[int, str] = {}
-    for pid, proc in table.items():
-        for entry in proc.environ.split(b"\0"):
-            mark = entry[len(needle) :].decode(errors="replace")
-            if entry.startswith(needle) and wanted(mark):
-                roots[pid] = mark
-    return _with_descendants(table, roots)
+    descendants: pid -> (name, owner)."""
+    return marked_processes(OWNER, wanted)
+
+
+def end_marked(key: str, value: str) -> list[int]:
+    """Kill every process whose environment holds ``key=value``, and its descendants;
+    looks again until none is left (one being killed may still start another). The
+    pids it killed."""
+
+    def find() -> tuple[dict[int, _Process], dict[int, tuple[str, str]]]:
+        table = _processes()
+        return table, marked_processes(key, lambda v: v == value, table)
+
+    return _end_until_none(find)
 
 
 def end_profile_processes(profile: str) -> list[int]:
     """Kill every process started with ``--user-data-dir=profile`` and its descendants
     (zygotes and renderers do not repeat the flag): a Chromium whose ChromeDriver died
-    before it could stop it, or a start cut short; the pids it killed. Looks again until
-    none is left: a browser being killed may still start a helper."""
-    flag = f"--user-data-dir={profile}".encode()
+    before it could stop it, or a start cut short; the pids it killed."""
+    flag = f"--user-data-dir={profile}"
+
+    def find() -> tuple[dict[int, _Process], dict[int, tuple[str, str]]]:
+        table = _processes()
+        roots = {pid: "" for pid, proc in table.items() if flag in proc.args}
+        return table, _with_descendants(table, roots)
+
+    return _end_until_none(find)
+
+
+Finder = Callable[[], tuple[dict[int, _Process], dict[int, tuple[str, str]]]]
+
+
+def _end_until_none(find: Finder) -> list[int]:
     killed: list[int] = []
     deadline = time.monotonic() + 3.0
     while time.monotonic() < deadline:
-        table = _processes()
-        roots = {pid: "" for pid, proc in table.items() if flag in proc.args}
-        found = _with_descendants(table, roots)
+        table, found = find()
         if not found:
             break
-        _kill(found, deadline)
+        _kill(table, found, deadline)
         killed += found
     return sorted(killed)
 
 
-def _kill(pids: dict[int, tuple[str, str]], deadline: float = 0.0) -> None:
-    """SIGKILL ``pids`` and wait (5 s, or until ``deadline``) until they have ended: a
-    killed process may still be writing into its folder until then."""
+def _kill(table: dict[int, _Process], pids: Iterable[int], deadline: float = 0.0) -> None:
+    """SIGKILL ``pids`` (found in ``table``) and wait (5 s, or until ``deadline``) until
+    they have ended: a killed process may still be writing into its folder until then.
+    A pid that names another process by now (reused since ``table`` was read) is not
+    touched."""
+    import psutil
+
     deadline = deadline or time.monotonic() + 5.0
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    while any(_start_time(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    handles = [table[pid].handle for pid in pids if pid in table]
+    for handle in handles:
+        with contextlib.suppress(psutil.Error):
+            handle.kill()
+    psutil.wait_procs(handles, timeout=max(0.0, deadline - time.monotonic()))
 
 
 def _folders(wanted: Callable[[str], bool]) -> list[Path]:
@@ -317,8 +357,9 @@ def sweep(owner: str = "") -> list[str]:
     def note(mark: str, what: str) -> None:
         removed.setdefault(mark.split(".")[0], []).append(what)
 
-    processes = owned_processes(wanted)
-    _kill(processes)
+    table = _processes()
+    processes = marked_processes(OWNER, wanted, table)
+    _kill(table, processes)
     for mark in sorted({mark for _, mark in processes.values()}):
         names = Counter(name for name, m in processes.values() if m == mark)
         listed = ", ".join(f"{n} {name}" for name, n in sorted(names.items()))

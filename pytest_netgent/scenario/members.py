@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError, display_path, heal_command
-from ..leftovers import owned_env
+from ..leftovers import end_marked, owned_env
 from ..run import RunResult, TimelineEvent, substitute
 from .spec import LoadedScenario, ResolvedMember
 
@@ -401,25 +401,8 @@ MARK = "NETGENT_SCENARIO_MEMBER"
 def _end_marked(mark: str) -> None:
     """SIGKILL every process whose environment carries ``MARK=mark``: the children a
     command put in the background or in a session of their own outlive its process
-    group. Read from ``/proc`` (Linux, where scenarios run)."""
-    needle = f"{MARK}={mark}".encode() + b"\0"
-    for _ in range(3):  # a process may start another while the first is being ended
-        found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == os.getpid():
-                continue
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as environ:
-                    if needle in environ.read() + b"\0":
-                        found.append(int(entry))
-            except OSError:  # gone, or not ours to read
-                continue
-        if not found:
-            return
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.05)
+    group."""
+    end_marked(MARK, mark)
 
 
 def _tail(output: bytes) -> str:
