@@ -145,7 +145,7 @@ class Engine:
         now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         elapsed = round(time.monotonic() - self._t0, 4)
         clean = {k: self.redact(v) for k, v in fields.items()}
-        self.result.timeline.append(TimelineEvent(event, now, elapsed, **clean))
+        self.result.note(TimelineEvent(event, now, elapsed, **clean))
 
     def _see_url(self, url: str) -> None:
         if url and url != self._url:

@@ -4,6 +4,7 @@ substitutes into states (``{name}`` placeholders, NetGent's ``%name%``)."""
 from __future__ import annotations
 
 import fnmatch
+import logging
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -19,6 +20,10 @@ from .spec import PLACEHOLDER
 
 if TYPE_CHECKING:
     from .synthesis import RecordReport
+
+log = logging.getLogger("pytest_netgent.run")
+"""Every timeline event as it happens, at INFO (``--log-cli-level=INFO`` shows a long run
+live; without ``-n``, as xdist's workers send their logs with each item's report)."""
 
 
 @dataclass
@@ -62,6 +67,28 @@ class RunResult:
     def states_visited(self) -> list[str]:
         """Names of the states that fired, in order."""
         return [e.state for e in self.timeline if e.event == "state"]
+
+    def note(self, event: TimelineEvent) -> None:
+        """Add ``event`` (its values already redacted) to the timeline, and log it."""
+        self.timeline.append(event)
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s [%.1f s] %s", self.workflow, event.elapsed, _said(event))
+
+
+def _said(event: TimelineEvent) -> str:
+    """One timeline event as a log line says it."""
+    state = f"{event.state!r}" if event.state else ""
+    said = {
+        "start": "started",
+        "url": f"at {event.url}",
+        "state": f"state {state}",
+        "action": f"{state or event.detail}: {event.action}",
+        "end": f"ended in state {state}",
+        "failure": "failed",
+        "record": f"recorded state {state}",
+    }.get(event.event, event.event)
+    detail = event.detail if event.event not in ("start", "action") else ""
+    return f"{said}: {detail}" if detail else said
 
 
 @dataclass
