@@ -6,8 +6,8 @@ only its own traffic and its network conditions shape only its own browser.
 fixtures start, its browser and its tcpdump all live there, and no other worker's packets
 ever cross its loopback. Servers that listen on the host's loopback (``--netgent-base-url
 http://127.0.0.1:8000`` with the server started beforehand) are reached through
-:class:`LoopbackBridge`: a listener on the same address inside the namespace whose
-connections are carried to the host's.
+:class:`~pytest_netgent.network.bridge.LoopbackBridge`: a listener on the same address
+inside the namespace whose connections are carried to the host's.
 
 Linux only, and only as root (creating a network namespace needs ``CAP_SYS_ADMIN``).
 """
@@ -22,7 +22,6 @@ import fcntl
 import ipaddress
 import os
 import re
-import selectors
 import shutil
 import socket
 import struct
@@ -32,10 +31,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, TypeVar
 
 from . import leftovers
+
+if TYPE_CHECKING:
+    from .network.bridge import LoopbackBridge
 
 CLONE_NEWNET = 0x40000000
 _SIOCGIFFLAGS = 0x8913
@@ -44,6 +45,8 @@ _IFF_UP = 0x1
 
 _host_namespace: int | None = None
 """A handle on the namespace this process started in, once :func:`isolate` has run."""
+_own_namespace: int | None = None
+"""A handle on the namespace :func:`isolate` made."""
 
 
 def unavailable(remote: str = "", tools: dict[str, str] | None = None) -> str:
@@ -87,7 +90,7 @@ def isolate() -> str:
     call stay where they were; everything started after it (servers, browsers, tcpdump)
     is inside.
     """
-    global _host_namespace
+    global _host_namespace, _own_namespace
     if _host_namespace is not None:
         return ""
     leftovers.watch()  # on the host's network: it removes this worker's host objects
@@ -100,6 +103,7 @@ def isolate() -> str:
             f"unshare(CLONE_NEWNET) failed: {errno.errorcode.get(code, code)} {os.strerror(code)}"
         )
     _host_namespace = host
+    _own_namespace = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         request = struct.pack("16sh", b"lo", 0)
         flags = struct.unpack("16sh", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
@@ -155,19 +159,22 @@ def interfaces() -> list[str]:
 
 def uplink_unavailable() -> str:
     """Why a worker's namespace could not reach beyond this machine ("" if it can)."""
-    missing = [tool for tool in ("ip", "nft", "nsenter") if shutil.which(tool) is None]
-    if missing:
+    from .network.netlink import missing
+
+    if shutil.which("nft") is None:
         return (
-            f"{', '.join(missing)} not installed (apt-get install -y iproute2 nftables "
-            "util-linux): the workers reach only applications on this machine's loopback"
+            "nft is not installed (apt-get install -y nftables): the workers reach only "
+            "applications on this machine's loopback"
         )
+    if why := missing():
+        return f"{why}: the workers reach only applications on this machine's loopback"
     return ""
 
 
 def in_host(*command: str, text: str | None = None) -> str:
     """Run ``command`` in the namespace this process started in (the host's); its
     output, or OSError saying why it failed."""
-    return _in_host(*command, text=text)
+    return host_call(lambda: _run(command, text))
 
 
 T = TypeVar("T")
@@ -175,7 +182,7 @@ T = TypeVar("T")
 
 def host_call(call: Callable[[], T]) -> T:
     """``call()`` on a thread in the host's namespace: what it opens (a netlink socket)
-    belongs to the host's network."""
+    and the processes it starts belong to the host's network."""
     out: list[T] = []
     error: list[BaseException] = []
 
@@ -194,27 +201,14 @@ def host_call(call: Callable[[], T]) -> T:
     return out[0]
 
 
-def _in_host(*command: str, text: str | None = None) -> str:
-    """Run ``command`` in the namespace this process started in; its output."""
-    assert _host_namespace is not None
-    nsenter = shutil.which("nsenter") or "nsenter"
-    answer = subprocess.run(
-        [nsenter, f"--net=/proc/self/fd/{_host_namespace}", *command],
-        input=text,
-        capture_output=True,
-        text=True,
-        pass_fds=(_host_namespace,),
-        check=False,
-    )
+def _run(command: Iterable[str], text: str | None = None) -> str:
+    """Run ``command`` where the calling thread is (a child starts in the namespace of
+    the thread that starts it); its output."""
+    argv = list(command)
+    answer = subprocess.run(argv, input=text, capture_output=True, text=True, check=False)
     if answer.returncode != 0:
-        raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
+        raise OSError(f"{' '.join(argv)}: {answer.stderr.strip() or answer.returncode}")
     return answer.stdout
-
-
-def _in_here(*command: str) -> None:
-    answer = subprocess.run(command, capture_output=True, text=True, check=False)
-    if answer.returncode != 0:
-        raise OSError(f"{' '.join(command)}: {answer.stderr.strip() or answer.returncode}")
 
 
 def running(pid: int) -> bool:
@@ -234,57 +228,83 @@ def _sweep_host() -> None:
     """Remove the NAT tables (``netgent_<pid>``) that workers killed outright left on the
     host: their veth pairs went with their namespaces, their tables did not."""
     with contextlib.suppress(OSError):
-        tables = _in_host("nft", "list", "tables")
+        tables = in_host("nft", "list", "tables")
         for pid in re.findall(r"^table ip netgent_(\d+)$", tables, re.M):
             if not running(int(pid)):
-                leftovers.remove_host_object("nft-table", f"netgent_{pid}", _in_host)
+                leftovers.remove_host_object("nft-table", f"netgent_{pid}", in_host)
+
+
+UPLINK_HOST_END = re.compile(r"ngh\d+")
+"""The host's ends of the workers' uplinks (``ngh<pid>``)."""
 
 
 def _uplink() -> str:
-    """A veth pair from this namespace to the host, a default route through it, and the
-    host's NAT for its address, so sites beyond this machine stay reachable; "" or why
-    not. Both are removed when the process exits."""
+    """A veth pair from this namespace to the host, a default route through it, the
+    host's forwarding and its NAT for this address, so sites beyond this machine stay
+    reachable; "" or why not. All of it is removed when the process exits. Netlink
+    calls, no ``ip`` process: the host's side from a thread in the host's namespace."""
+    from .network import forwarding
+    from .network.netlink import opened
+
     _sweep_host()
     pid = os.getpid()
     base = int(UPLINK_NETWORK.network_address) + (pid % (UPLINK_NETWORK.num_addresses // 4)) * 4
     host_ip, inner_ip = ipaddress.ip_address(base + 1), ipaddress.ip_address(base + 2)
     outside, inside = f"ngh{pid}", f"ngw{pid}"
     table = f"netgent_{pid}"
+    assert _own_namespace is not None
+
+    def host_side() -> None:
+        with opened() as nl:
+            nl.veth(outside, inside, _own_namespace)
+            index = nl.index(outside)
+            nl.address(index, outside, str(host_ip), 30)
+            nl.up(index, outside)
+        # forwarding on (the veth is listed first: see forwarding); NAT for this
+        # worker's address only
+        forwarding.switch_on()
+        _run(
+            ["nft", "-f", "-"],
+            f"table ip {table} {{\n  chain postrouting {{\n"
+            "    type nat hook postrouting priority srcnat; policy accept;\n"
+            f'    ip saddr {inner_ip} oifname != "{outside}" masquerade\n  }}\n}}\n',
+        )
+
     leftovers.claim("link", outside)  # listed first: removed even if this worker dies now
     leftovers.claim("nft-table", table)
-    try:
-        _in_host(
-            "ip", "link", "add", outside, "type", "veth", "peer", "name", inside, "netns", str(pid)
-        )
-        _in_host("ip", "addr", "add", f"{host_ip}/30", "dev", outside)
-        _in_host("ip", "link", "set", outside, "up")
-        _in_here("ip", "addr", "add", f"{inner_ip}/30", "dev", inside)
-        _in_here("ip", "link", "set", inside, "up")
-        _in_here("ip", "route", "add", "default", "via", str(host_ip))
-        # forwarding on, as container runtimes do; NAT for this worker's address only
-        _in_host("sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward")
-        _in_host(
-            "nft",
-            "-f",
-            "-",
-            text=(
-                f"table ip {table} {{\n  chain postrouting {{\n"
-                "    type nat hook postrouting priority srcnat; policy accept;\n"
-                f'    ip saddr {inner_ip} oifname != "{outside}" masquerade\n  }}\n}}\n'
-            ),
-        )
-    except OSError as exc:
-        return f"no uplink for this worker ({exc}): it reaches only this machine's loopback"
     atexit.register(_remove_uplink, table, outside)
+    try:
+        host_call(host_side)
+        with opened() as nl:
+            index = nl.index(inside)
+            nl.address(index, inside, str(inner_ip), 30)
+            nl.up(index, inside)
+            nl.default_route(str(host_ip))
+    except OSError as exc:
+        atexit.unregister(_remove_uplink)
+        _remove_uplink(table, outside)
+        return f"no uplink for this worker ({exc}): it reaches only this machine's loopback"
     return ""
 
 
 def _remove_uplink(table: str, outside: str) -> None:
     """Remove the worker's NAT table and veth pair now (the kernel would remove the
-    pair with the namespace, but later)."""
-    for kind, name in (("nft-table", table), ("link", outside)):
-        leftovers.remove_host_object(kind, name, _in_host)
-        leftovers.release(kind, name)
+    pair with the namespace, but later), and put the host's forwarding back if this was
+    the last uplink."""
+    from .network import forwarding
+    from .network.netlink import opened
+
+    def host_side() -> None:  # on the host's side already: its commands run there
+        leftovers.remove_host_object("nft-table", table, lambda *command: _run(command))
+        leftovers.release("nft-table", table)
+        with opened() as nl:
+            with contextlib.suppress(OSError):
+                nl.delete(outside)
+            leftovers.release("link", outside)
+            forwarding.restore(lambda: any(UPLINK_HOST_END.fullmatch(n) for n in nl.names()))
+
+    with contextlib.suppress(OSError):
+        host_call(host_side)
 
 
 def isolated() -> bool:
@@ -339,136 +359,11 @@ _bridge: LoopbackBridge | None = None
 
 
 def bridge() -> LoopbackBridge:
-    """This namespace's one :class:`LoopbackBridge` (capture and network conditions share
-    it: a port is bridged once)."""
+    """This namespace's one :class:`~pytest_netgent.network.bridge.LoopbackBridge`
+    (capture and network conditions share it: a port is bridged once)."""
     global _bridge
     if _bridge is None:
-        _bridge = LoopbackBridge()
+        from .network.bridge import LoopbackBridge
+
+        _bridge = LoopbackBridge(_enter_host, isolated)
     return _bridge
-
-
-def _listening(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.settimeout(1.0)
-        return probe.connect_ex((host, port)) == 0
-
-
-class LoopbackBridge:
-    """Carries connections to loopback ports inside the namespace over to the host's
-    loopback, where servers started before the run listen."""
-
-    def __init__(self) -> None:
-        self._listeners: dict[tuple[str, int], socket.socket] = {}
-        self._selector = selectors.DefaultSelector()
-        self._lock = threading.Lock()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
-        self._thread: threading.Thread | None = None
-        self._stopping = False
-
-    def reach(self, url: str) -> str:
-        """Make a loopback ``url`` reachable from inside the namespace; "" or why not."""
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if not isolated() or host not in ("127.0.0.1", "localhost"):
-            return ""
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        address = ("127.0.0.1", port)
-        with self._lock:
-            if address in self._listeners or _listening(*address):
-                return ""  # bridged already, or served inside the namespace
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                listener.bind(address)
-            except OSError as exc:
-                listener.close()
-                return f"cannot listen on {address[0]}:{port} inside the namespace: {exc}"
-            listener.listen(64)
-            listener.setblocking(False)
-            self._listeners[address] = listener
-            self._selector.register(listener, selectors.EVENT_READ, ("accept", address))
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._serve, name="netgent-loopback-bridge", daemon=True
-                )
-                self._thread.start()
-            self._wake_w.send(b"x")
-        return ""
-
-    def _serve(self) -> None:
-        _enter_host()  # this thread connects to the host's loopback
-        peers: dict[socket.socket, socket.socket] = {}
-        while not self._stopping:
-            for key, _ in self._selector.select(timeout=1.0):
-                kind, data = key.data
-                sock: socket.socket = key.fileobj  # type: ignore[assignment]
-                if kind == "wake":
-                    with contextlib.suppress(OSError):
-                        sock.recv(64)
-                elif kind == "accept":
-                    self._accept(sock, data, peers)
-                else:
-                    self._pipe(sock, peers)
-        for sock in list(peers):
-            sock.close()
-
-    def _accept(
-        self,
-        listener: socket.socket,
-        address: tuple[str, int],
-        peers: dict[socket.socket, socket.socket],
-    ) -> None:
-        try:
-            inner, _ = listener.accept()
-        except OSError:
-            return
-        outer = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            outer.settimeout(5.0)
-            outer.connect(address)
-        except OSError:
-            inner.close()
-            outer.close()
-            return
-        for sock in (inner, outer):
-            sock.setblocking(False)
-        peers[inner], peers[outer] = outer, inner
-        self._selector.register(inner, selectors.EVENT_READ, ("pipe", None))
-        self._selector.register(outer, selectors.EVENT_READ, ("pipe", None))
-
-    def _pipe(self, sock: socket.socket, peers: dict[socket.socket, socket.socket]) -> None:
-        other = peers.get(sock)
-        try:
-            data = sock.recv(65536)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if data and other is not None:
-            try:
-                other.setblocking(True)
-                other.sendall(data)
-                other.setblocking(False)
-                return
-            except OSError:
-                pass
-        for end in (sock, other):
-            if end is not None and end in peers:
-                with contextlib.suppress(KeyError, ValueError):
-                    self._selector.unregister(end)
-                peers.pop(end, None)
-                end.close()
-
-    def close(self) -> None:
-        """Stop carrying connections."""
-        self._stopping = True
-        with contextlib.suppress(OSError):
-            self._wake_w.send(b"x")
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        for listener in self._listeners.values():
-            listener.close()
-        self._listeners.clear()
-        self._wake_r.close()
-        self._wake_w.close()

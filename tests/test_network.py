@@ -17,6 +17,7 @@ import dpkt
 import pytest
 
 from pytest_netgent.conditions import PROFILES, parse
+from pytest_netgent.network import netem
 from pytest_netgent.network.plugin import unavailable
 
 from .helpers import BIG, Pcap, Project, element, read_pcap, read_rows
@@ -164,6 +165,11 @@ def test_the_wire_shows_rate_delay_and_loss_and_the_next_item_its_own(
     assert row("loss=5%")["network_loss_pct"] == "5.0"
     item = json.loads((root / row("loss=5%")["folder"] / "item.json").read_text())
     assert item["network"] == "custom" and item["network_loss_pct"] == "5.0"
+    # what gave the delay and loss: netem where the kernel has it, else the delay line
+    mechanism = "nfqueue" if netem.unavailable() else "netem"
+    assert item["network_mechanism"] == mechanism
+    unshaped = json.loads((root / row("none")["folder"] / "item.json").read_text())
+    assert "network_mechanism" not in unshaped
     labels = (root / "labels.csv").read_text().splitlines()
     assert labels[0] == "Item,Label,Network"
     assert {line.rsplit(",", 1)[1] for line in labels[1:]} == {"custom", "none"}
@@ -356,6 +362,5 @@ def test_shaping_needs_root_and_its_tools_and_says_so(monkeypatch: pytest.Monkey
     assert "CAP_NET_ADMIN for network conditions" in unavailable("")
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setenv("PATH", "/nonexistent")
-    assert unavailable("") == (
-        "tc and iptables-restore are not installed: apt-get install -y iproute2 iptables"
-    )
+    # links, qdiscs and classes are made over netlink: no tc
+    assert unavailable("") == "iptables-restore is not installed: apt-get install -y iptables"

@@ -18,6 +18,7 @@ NETWORK_FIELDS = (
     "network_jitter_ms",
     "network_loss_pct",
     "network_queue",
+    "network_mechanism",
 )
 """The item's network condition: its profile name and numbers (empty when unshaped)."""
 

@@ -9,31 +9,39 @@ browser's DevTools endpoint. The link shapes the first and leaves the second alo
   connection's direction (conntrack: the side that opened it sends *up*, the other side
   *down*), except packets to or from the control ports, which are never marked.
 * **Rate and queue.** The mark sends the packet into an HTB class with the direction's
-  rate and a FIFO of the condition's queue (``tc``), so packets leave at the bottleneck's
-  pace and a full buffer drops; a capture on the loopback sees them at that pace.
-* **Loss.** On the way in, a marked packet is dropped at random with the condition's
-  probability (``iptables -m statistic``): its sender retransmits it, as on a lossy link.
-* **Delay and jitter.** On the way in, marked packets wait in a delay line of their
-  direction (NFQUEUE, released by :class:`DelayLine`) for ``delay`` plus up to ``jitter``,
-  in order. The wait happens after the sender has let go of the packet, as on a real
-  wire, so TCP's small-queue limit does not throttle the sender.
+  rate and a FIFO of the condition's queue, so packets leave at the bottleneck's pace
+  and a full buffer drops; a capture on the loopback sees them at that pace.
+* **Delay, jitter and loss**, on the way in, after the sender has let go of the packet
+  (as on a real wire, so TCP's small-queue limit does not throttle the sender), by one
+  of two mechanisms, recorded with the item (:attr:`Link.mechanism`):
+
+  - ``netem``, where the kernel has it: marked packets are redirected to an ifb device
+    of their direction whose netem holds them for ``delay`` plus up to ``jitter``, in
+    order, and drops ``loss`` percent (:mod:`.netem`);
+  - ``nfqueue`` otherwise: a marked packet is dropped at random with the condition's
+    probability (``iptables -m statistic``), and waits in a delay line of its direction
+    (NFQUEUE, released in order by :class:`DelayLine`).
 * The loopback's MTU is set to Ethernet's 1500 bytes, and segmentation offload off,
   while the condition holds, so packets have the sizes of a real link.
 
 The uplink (a veth pair to the host, for sites beyond this machine) carries the sites'
 traffic only, so it needs no marks: its uplink rate is an HTB on the way out of the
 namespace, its downlink rate one on the host's end of the pair; loss and delay act where
-each direction's packets come in (the host's delay line reads an NFQUEUE of the host's).
+each direction's packets come in (on the host: an ifb ``ngd<pid>``, or a delay line
+reading an NFQUEUE of the host's).
 
-:meth:`Link.clear` removes all of it. Linux only, as root, inside a namespace of this
-process's own (:func:`~pytest_netgent.netns.isolate`): the host's loopback is
-never touched, and on the host only the worker's own end of its veth pair and a mangle
-chain ``NETGENT-<pid>`` for it.
+Links, qdiscs and classes are made over netlink (:mod:`.netlink`), not by ``ip`` or
+``tc``; the iptables rules go in as one ``iptables-restore`` batch. :meth:`Link.clear`
+removes all of it. Linux only, as root, inside a namespace of this process's own
+(:func:`~pytest_netgent.netns.isolate`): the host's loopback is never touched, and on
+the host only the worker's own end of its veth pair, its ifb and a mangle chain
+``NETGENT-<pid>`` for it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import os
 import random
@@ -42,11 +50,13 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from .. import leftovers
 from ..conditions import Condition
+from . import netem
+from .netlink import Netlink, opened
 
 UP_MARK, DOWN_MARK = 0x4E4701, 0x4E4702
 """Packet marks of the two directions (``NG`` and a number)."""
@@ -58,17 +68,31 @@ WIRE_MTU = 1500
 
 
 def unavailable(condition: Condition) -> str:
-    """What ``condition`` needs beyond the namespace's tools ("" when nothing): the delay
-    line's NFQUEUE library for delay and jitter."""
+    """What ``condition`` needs beyond the namespace's tools ("" when nothing): the
+    netlink library, and for delay and jitter without netem the delay line's NFQUEUE
+    library."""
+    from .netlink import missing
+
+    if why := missing():
+        return why
     if condition.delay or condition.jitter:
         try:
             import fnfqueue  # noqa: F401
         except ImportError:
-            return (
-                "delay and jitter need the delay line's NFQUEUE library: "
-                "pip install 'pytest-netgent[network]'"
-            )
+            if why := netem.unavailable():
+                return (
+                    f"delay and jitter need netem ({why}) or the delay line's NFQUEUE "
+                    "library: pip install 'pytest-netgent[network]'"
+                )
     return ""
+
+
+def mechanism(condition: Condition) -> str:
+    """What gives ``condition``'s delay, jitter and loss here: ``netem`` where the kernel
+    has it, else ``nfqueue`` (the delay line and iptables' drops); "" when it has none."""
+    if not (condition.delay or condition.jitter or condition.loss):
+        return ""
+    return "nfqueue" if netem.unavailable() else "netem"
 
 
 def _run(*command: str, text: str | None = None) -> None:
@@ -82,9 +106,13 @@ class Link:
 
     def __init__(self) -> None:
         self.condition: Condition | None = None
+        self.mechanism = ""
+        """What gives the condition's delay, jitter and loss (:func:`mechanism`)."""
         self._delay: DelayLine | None = None
         self._uplinks: list[str] = []
         self._host_delay: DelayLine | None = None
+        self._ifbs: list[str] = []
+        self._chains = False
 
     def apply(self, condition: Condition, control_ports: Iterable[int]) -> None:
         """Put ``condition`` on the wire, leaving ``control_ports`` (WebDriver, DevTools)
@@ -96,12 +124,24 @@ class Link:
         self.clear()
         self.condition = condition
         try:
-            # packets of a real link: no 64 KiB loopback frames, no segmentation offload
-            _run("ip", "link", "set", "lo", "mtu", str(WIRE_MTU), "gso_max_segs", "1")
-            self._tc(condition)
-            if condition.delay or condition.jitter:
+            self.mechanism = mechanism(condition)
+            with opened() as nl:
+                lo = nl.index("lo")
+                # packets of a real link: no 64 KiB loopback frames, no segmentation offload
+                nl.mtu(lo, "lo", WIRE_MTU, 1)
+                if condition.rate is not None:  # unclassified (control): unshaped
+                    nl.htb(lo, "lo", 0, _classes(condition, condition.rate, condition.uplink))
+                if self.mechanism == "netem":
+                    for mark, ifb in ((UP_MARK, netem.UP_IFB), (DOWN_MARK, netem.DOWN_IFB)):
+                        self._ifbs.append(ifb)
+                        netem.delay_ingress(nl, lo, "lo", ifb, condition, mark)
+            if self.mechanism == "nfqueue" and (condition.delay or condition.jitter):
                 self._delay = DelayLine(condition.delay, condition.jitter)
-            rules = _rules(condition, sorted(set(control_ports)), self._delay is not None)
+            rules = _rules(
+                condition, sorted(set(control_ports)), self._delay is not None,
+                self.mechanism == "nfqueue",
+            )  # fmt: skip
+            self._chains = True
             _run("iptables-restore", "--noflush", text=rules)
             if shutil.which("ip6tables-restore"):
                 _run("ip6tables-restore", "--noflush", text=rules)
@@ -112,11 +152,6 @@ class Link:
             self.clear()
             raise
 
-    def _tc(self, condition: Condition) -> None:
-        if condition.rate is not None:
-            classes = [(DOWN_CLASS, condition.rate), (UP_CLASS, condition.uplink)]
-            _htb(_run, "lo", "0", classes, condition)  # unclassified (control): unshaped
-
     def _shape_uplink(self, condition: Condition, inner: str) -> None:
         """The condition on the worker's uplink (veth ``inner`` in here, its peer in the
         host's namespace), which carries only the sites' traffic: the uplink's rate on
@@ -125,13 +160,28 @@ class Link:
         from .. import netns
 
         outer = "ngh" + inner.removeprefix("ngw")
-        _sweep_host_chains()
-        for run, device, rate in (
-            (_run, inner, condition.uplink),
-            (netns.in_host, outer, condition.rate),
-        ):
+        delayed = condition.delay or condition.jitter
+
+        def shape(nl: Netlink, device: str, rate: int | None, ifb: str) -> None:
+            index = nl.index(device)
             if rate is not None:
-                _htb(run, device, "1", [("1:1", rate)], condition)  # all of it: the sites'
+                nl.htb(index, device, 1, _classes(condition, rate))  # all of it: the sites'
+            if self.mechanism == "netem":
+                netem.delay_ingress(nl, index, device, ifb, condition)
+
+        def host_side() -> None:
+            with opened() as nl:
+                _sweep_host_ifbs(nl)
+                if self.mechanism == "netem":
+                    leftovers.claim("link", netem.host_ifb(inner))  # removed if this worker dies
+                shape(nl, outer, condition.rate, netem.host_ifb(inner))
+
+        with opened() as nl:
+            shape(nl, inner, condition.uplink, netem.UPLINK_IFB)
+        netns.host_call(host_side)
+        if self.mechanism != "nfqueue":
+            return
+        _sweep_host_chains()
         here = [f"-A PREROUTING -i {inner} -j NETGENT-UPLINK"]
         there = [f"-A PREROUTING -i {outer} -j {_host_chain(inner)}"]
         queue = _host_queue(inner)
@@ -144,9 +194,9 @@ class Link:
                     f"-A {chain} -m statistic --mode random --probability "
                     f"{condition.loss / 100:.6f} -j DROP"
                 )
-            if condition.delay or condition.jitter:
+            if delayed:
                 out.append(f"-A {chain} -j NFQUEUE --queue-num {number}")
-        if condition.delay or condition.jitter:
+        if delayed:
             self._host_delay = netns.host_call(
                 lambda: DelayLine(condition.delay, condition.jitter, (queue,))
             )
@@ -160,77 +210,102 @@ class Link:
         for inner in self._uplinks:
             outer = "ngh" + inner.removeprefix("ngw")
             chain = _host_chain(inner)
-            for run, way, chain_name in (
-                (_run, inner, "NETGENT-UPLINK"),
-                (netns.in_host, outer, chain),
-            ):
-                for command in (
-                    ("-D", "PREROUTING", "-i", way, "-j", chain_name),
-                    ("-F", chain_name),
-                    ("-X", chain_name),
-                ):
-                    with contextlib.suppress(OSError):
-                        run("iptables", "-t", "mangle", *command)
-            leftovers.release("mangle-chain", chain)
+            host_ifbs = [netem.host_ifb(inner)] if self.mechanism == "netem" else []
+            if self.mechanism == "nfqueue":
+                _remove_chains("iptables", [("PREROUTING", f"-i {inner}", "NETGENT-UPLINK")])
             if self._host_delay is not None:
                 self._host_delay.close()
                 self._host_delay = None
-            for run, device in ((_run, inner), (netns.in_host, outer)):
-                with contextlib.suppress(OSError):
-                    run("tc", "qdisc", "del", "dev", device, "root")
+
+            with contextlib.suppress(OSError):
+                with opened() as nl:
+                    _unshape(nl, inner, [netem.UPLINK_IFB] if host_ifbs else [])
+                netns.host_call(functools.partial(self._unshape_host, outer, chain, host_ifbs))
         self._uplinks = []
+
+    def _unshape_host(self, outer: str, chain: str, ifbs: list[str]) -> None:
+        """The host's side of :meth:`_clear_uplinks` (on a thread in its namespace)."""
+        if self.mechanism == "nfqueue":
+            _remove_chains("iptables", [("PREROUTING", f"-i {outer}", chain)])
+            leftovers.release("mangle-chain", chain)
+        with opened() as nl:
+            _unshape(nl, outer, ifbs)
+        for ifb in ifbs:
+            leftovers.release("link", ifb)
 
     def clear(self) -> None:
         """Remove the condition: rules first (no packet waits any more), then the delay
-        line (what waits in it goes on at once), the classes and the MTU."""
+        line (what waits in it goes on at once), the qdiscs and ifbs, and the MTU."""
         self._clear_uplinks()
-        for tool in ("iptables", "ip6tables"):
-            if shutil.which(tool) is None:
-                continue
-            for hook, way, chain in (
-                ("OUTPUT", "-o", "NETGENT-OUT"),
-                ("POSTROUTING", "-o", "NETGENT-CLS"),
-                ("PREROUTING", "-i", "NETGENT-IN"),
-            ):
-                with contextlib.suppress(OSError):
-                    _run(tool, "-t", "mangle", "-D", hook, way, "lo", "-j", chain)
-                with contextlib.suppress(OSError):
-                    _run(tool, "-t", "mangle", "-F", chain)
-                with contextlib.suppress(OSError):
-                    _run(tool, "-t", "mangle", "-X", chain)
+        for tool in ("iptables", "ip6tables") if self._chains else ():
+            if shutil.which(f"{tool}-restore") is not None:
+                _remove_chains(tool, _LOOPBACK_CHAINS)
+        self._chains = False
         if self._delay is not None:
             self._delay.close()
             self._delay = None
-        if self.condition is not None and self.condition.rate is not None:
-            with contextlib.suppress(OSError):
-                _run("tc", "qdisc", "del", "dev", "lo", "root")
         if self.condition is not None:
-            with contextlib.suppress(OSError):
-                _run("ip", "link", "set", "lo", "mtu", str(LOOPBACK_MTU), "gso_max_segs", "65535")
+            with contextlib.suppress(OSError), opened() as nl:
+                _unshape(nl, "lo", self._ifbs)
+                nl.mtu(nl.index("lo"), "lo", LOOPBACK_MTU, 65535)
+        self._ifbs = []
         self.condition = None
+        self.mechanism = ""
 
 
-def _htb(
-    run: Callable[..., object],
-    device: str,
-    default: str,
-    classes: list[tuple[str, int | None]],
-    condition: Condition,
-) -> None:
-    """An HTB on ``device`` with a class per ``(classid, rate)``, each with a FIFO of the
-    condition's queue; ``default`` is the class of unclassified packets ("0": none)."""
-    run("tc", "qdisc", "replace", "dev", device, "root", "handle", "1:", "htb", "default", default)
-    for classid, rate in classes:
+_LOOPBACK_CHAINS = (
+    ("OUTPUT", "-o lo", "NETGENT-OUT"),
+    ("POSTROUTING", "-o lo", "NETGENT-CLS"),
+    ("PREROUTING", "-i lo", "NETGENT-IN"),
+)
+"""Where the loopback's mangle chains hang: (hook, interface match, chain)."""
+
+
+def _remove_chains(tool: str, chains: Iterable[tuple[str, str, str]]) -> None:
+    """Remove ``chains`` and their jumps, in one ``<tool>-restore`` batch; one command
+    at a time if the batch is refused (a chain or jump was not there)."""
+    chains = list(chains)
+    commands = [f"-D {hook} {way} -j {chain}" for hook, way, chain in chains]
+    commands += [f"-{op} {chain}" for _, _, chain in chains for op in "FX"]
+    try:
+        _run(f"{tool}-restore", "--noflush", text="\n".join(["*mangle", *commands, "COMMIT", ""]))
+    except OSError:
+        for command in commands:
+            with contextlib.suppress(OSError):
+                _run(tool, "-t", "mangle", *command.split())
+
+
+def _classes(condition: Condition, *rates: int | None) -> list[tuple[int, int, int]]:
+    """HTB classes ``1:1``, ``1:2``... of ``rates``, each with a FIFO of the
+    condition's queue at its rate."""
+    out = []
+    for minor, rate in enumerate(rates, start=1):
         assert rate is not None
-        run("tc", "class", "add", "dev", device, "parent", "1:", "classid", classid,
-            "htb", "rate", f"{rate}bit", "ceil", f"{rate}bit")  # fmt: skip
-        limit = str(condition.packets(rate, WIRE_MTU))
-        run("tc", "qdisc", "add", "dev", device, "parent", classid, "pfifo", "limit", limit)
+        out.append((minor, rate, condition.packets(rate, WIRE_MTU)))
+    return out
+
+
+def _unshape(nl: Netlink, device: str, ifbs: list[str]) -> None:
+    """Remove the qdiscs of ``device`` and the ifb devices its ingress went to."""
+    nl.clear_ingress(device)
+    for ifb in ifbs:
+        nl.delete(ifb)
+    nl.clear_root(device)
 
 
 def _host_chain(inner: str) -> str:
     """The host's mangle chain of the worker behind uplink ``inner`` (``ngw<pid>``)."""
     return "NETGENT-" + inner.removeprefix("ngw")
+
+
+def _sweep_host_ifbs(nl: Netlink) -> None:
+    """Remove the host's ifb devices (``ngd<pid>``) that workers killed outright left."""
+    from .. import netns
+
+    for name in nl.names():
+        if re.fullmatch(r"ngd\d+", name) and not netns.running(int(name[3:])):
+            with contextlib.suppress(OSError):
+                nl.delete(name)
 
 
 def _sweep_host_chains() -> None:
@@ -254,8 +329,10 @@ def _table(chain: str, rules: list[str]) -> str:
     return "\n".join(["*mangle", f":{chain} - [0:0]", *rules, "COMMIT", ""])
 
 
-def _rules(condition: Condition, control: list[int], delayed: bool) -> str:
-    """The mangle rules of ``condition`` for iptables-restore (the same for IPv6)."""
+def _rules(condition: Condition, control: list[int], delayed: bool, drops: bool) -> str:
+    """The mangle rules of ``condition`` for iptables-restore (the same for IPv6); with
+    ``delayed`` the marked packets go to the delay lines, with ``drops`` some are
+    dropped at random (netem does both otherwise)."""
     out = ["-A OUTPUT -o lo -j NETGENT-OUT", "-A PREROUTING -i lo -j NETGENT-IN"]
     # the class (the packet's priority) is given after every OUTPUT rule: a packet that
     # has a priority when a queue reads it reaches the reader without its payload (seen
@@ -273,7 +350,7 @@ def _rules(condition: Condition, control: list[int], delayed: bool) -> str:
             f"-A NETGENT-CLS -m mark --mark {DOWN_MARK} -j CLASSIFY --set-class {DOWN_CLASS}"
         )
     for mark, queue in ((UP_MARK, UP_QUEUE), (DOWN_MARK, DOWN_QUEUE)):
-        if condition.loss:
+        if condition.loss and drops:
             p = condition.loss / 100
             out.append(
                 f"-A NETGENT-IN -m mark --mark {mark} -m statistic --mode random "

@@ -26,16 +26,18 @@ if TYPE_CHECKING:
     from .link import Link
 
 
-SHAPING_TOOLS = {"tc": "iproute2", "iptables-restore": "iptables"}
-"""The programs network conditions need, and their Debian packages."""
+SHAPING_TOOLS = {"iptables-restore": "iptables"}
+"""The programs network conditions need, and their Debian packages (links, qdiscs and
+classes are made over netlink, with no program)."""
 
 
 def unavailable(remote: str) -> str:
     """Why this machine cannot give a worker a namespace of its own to shape ("" if it
     can)."""
     from .. import netns
+    from .netlink import missing
 
-    return netns.unavailable(remote, SHAPING_TOOLS)
+    return netns.unavailable(remote, SHAPING_TOOLS) or missing()
 
 
 def network_plugin(config: pytest.Config) -> NetworkPlugin:
@@ -221,12 +223,15 @@ class NetworkPlugin:
         self._uplink(item, base_url, where)
 
     def _record(self, item: pytest.Item, condition: Condition | None) -> None:
-        """Write the condition into the item's capture and report (once)."""
+        """Write the condition, and what gave its delay, jitter and loss, into the item's
+        capture and report (once)."""
         if condition is None:
             return
+        held = self.link is not None and self.link.condition == condition
+        mechanism = self.link.mechanism if self.link is not None and held else ""
         capture = item.stash.get(capture_key, None)
         if capture is not None:
-            capture.network = condition.record()
+            capture.network = {**condition.record(), "network_mechanism": mechanism}
         prop = (NETWORK_PROPERTY, f"{condition.name}: {condition.text()}")
         if prop not in item.user_properties:
             item.user_properties.append(prop)
