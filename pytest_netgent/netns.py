@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import errno
 import fcntl
 import ipaddress
@@ -34,11 +33,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from . import leftovers
+from .network.kernel import CLONE_NEWNET, setns, unshare
 
 if TYPE_CHECKING:
     from .network.bridge import LoopbackBridge
 
-CLONE_NEWNET = 0x40000000
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1
@@ -94,11 +93,12 @@ def isolate() -> str:
     if _host_namespace is not None:
         return ""
     leftovers.watch()  # on the host's network: it removes this worker's host objects
-    libc = ctypes.CDLL(None, use_errno=True)
     host = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    if libc.unshare(CLONE_NEWNET) != 0:
-        code = ctypes.get_errno()
+    try:
+        unshare(CLONE_NEWNET)
+    except OSError as error:
         os.close(host)
+        code = error.errno or 0
         return (
             f"unshare(CLONE_NEWNET) failed: {errno.errorcode.get(code, code)} {os.strerror(code)}"
         )
@@ -315,10 +315,11 @@ def isolated() -> bool:
 def _enter_host() -> None:
     """Move the calling thread back into the namespace the process started in."""
     assert _host_namespace is not None
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.setns(_host_namespace, CLONE_NEWNET) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, f"setns into the host network namespace: {os.strerror(code)}")
+    try:
+        setns(_host_namespace, CLONE_NEWNET)
+    except OSError as error:
+        code = error.errno or 0
+        raise OSError(code, f"setns into the host network namespace: {os.strerror(code)}") from None
 
 
 # /proc/net/tcp states of a connection that is over, or of no connection at all

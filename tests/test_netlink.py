@@ -456,3 +456,29 @@ def test_the_netem_request_keeps_order_and_draws_jitter_above_the_delay() -> Non
     assert options["loss"] == round((2**32 - 1) / 100) and options["limit"] == 65536
     ((name, rate),) = options["attrs"]
     assert name == "TCA_NETEM_RATE" and rate["rate"] == 4_000_000_000
+
+
+def test_the_namespace_calls_move_only_the_calling_thread_and_back() -> None:
+    """unshare and setns, by Python's own calls where it has them (3.12), else libc's."""
+    from pytest_netgent.network.kernel import CLONE_NEWNET, setns, unshare
+
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    seen: list[str] = []
+
+    def elsewhere() -> None:
+        unshare(CLONE_NEWNET)
+        seen.append(os.readlink("/proc/thread-self/ns/net"))
+        setns(home, CLONE_NEWNET)
+        seen.append(os.readlink("/proc/thread-self/ns/net"))
+
+    try:
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+    finally:
+        os.close(home)
+    here = os.readlink("/proc/thread-self/ns/net")
+    assert seen[0] != here and seen[1] == here
+    with pytest.raises(OSError) as bad:
+        setns(-1, CLONE_NEWNET)
+    assert bad.value.errno == errno.EBADF

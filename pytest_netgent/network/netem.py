@@ -20,15 +20,13 @@ thread, which ends with it: the host never sees its devices.
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import os
 import threading
 from typing import Protocol
 
 from ..conditions import Condition
+from .kernel import CLONE_NEWNET, unshare
 
-CLONE_NEWNET = 0x40000000
 LIMIT = 65536
 """Packets a netem holds (the delay line's queue length too): a second of 1 Gbit/s."""
 UP_IFB, DOWN_IFB = "ngup", "ngdown"
@@ -88,11 +86,10 @@ def unavailable() -> str:
     answer: list[str] = []
 
     def scratch() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(CLONE_NEWNET) != 0:  # this thread only; its namespace ends with it
-            answer.append(
-                f"no scratch namespace to probe netem in: {os.strerror(ctypes.get_errno())}"
-            )
+        try:
+            unshare(CLONE_NEWNET)  # this thread only; its namespace ends with it
+        except OSError as error:
+            answer.append(f"no scratch namespace to probe netem in: {error.strerror}")
             return
         with opened() as nl:
             answer.append(probe(nl))
