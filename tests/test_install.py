@@ -89,7 +89,8 @@ def test_a_plain_pytest_run_imports_nothing_heavy(base_venv: Path, project: Path
         "import sys\n\n"
         "def pytest_sessionfinish(session):\n"
         "    heavy = sorted(m for m in sys.modules if m.split('.')[0] in (\n"
-        "        'selenium', 'seleniumbase', 'langchain_core', 'pydantic', 'yaml', 'dpkt'))\n"
+        "        'selenium', 'seleniumbase', 'langchain_core', 'pydantic', 'yaml', 'dpkt',\n"
+        "        'snowballstemmer', 'pyroute2'))\n"
         "    print('HEAVY', heavy)\n"
     )
     done = run(base_venv, project, "-q", "-s")

@@ -4,6 +4,7 @@ video sampling and stats logging sentences."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -50,26 +51,61 @@ TEXT_INPUT_TYPES = {"", "text", "search", "email", "password", "url", "tel", "nu
 
 
 def canon(text: str) -> str:
-    """Lower-case words with synonyms folded and light stemming."""
-    words = re.sub(r"[^a-z0-9{}_]+", " ", text.lower()).split()
-    text = " " + " ".join(_stem(w) for w in words) + " "
-    for group in SYNONYMS:
-        for member in sorted(group[1:], key=len, reverse=True):
-            text = text.replace(f" {member} ", f" {group[0]} ")
-    return text.strip()
-
-
-def _stem(word: str) -> str:
-    if word.endswith("ed") and len(word) > 4:
-        return word[:-1] if word[-3] == "e" or word[:-1].endswith("e") else word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
+    """Lower-case words, each reduced to its Snowball English stem, with synonyms folded:
+    "Signed in" and "sign-in" both read ``login``, "Searching" reads ``search``."""
+    return " ".join(_canon(text))
 
 
 def tokens(text: str) -> set[str]:
-    """The meaningful words of ``text``."""
-    return {t for t in canon(text).split() if t not in STOP}
+    """The meaningful words of ``text``: :func:`canon`'s, less the stop words."""
+    stop = _folding()[1]
+    return {t for t in _canon(text) if t not in stop}
+
+
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-case word; a word with digits, braces or
+    underscores (``720p``, ``{query}``) is a name, kept as written."""
+    return _stem(word) if word.isalpha() else word
+
+
+# Page text is canonised once per target the synthesiser resolves, and the same words
+# recur across pages, so stems and whole texts are memoised.
+@functools.lru_cache(maxsize=16384)
+def _stem(word: str) -> str:
+    # The module itself, not the package's stemmer() factory, which hands back PyStemmer's
+    # C stemmer when that is installed; its own Snowball release could stem differently.
+    from snowballstemmer.english_stemmer import EnglishStemmer  # type: ignore[import-untyped]
+
+    # a stemmer keeps the word it works on in itself: one per word, so threads never
+    # share one (a cache miss is rare; construction costs a third of a stem)
+    return str(EnglishStemmer().stemWord(word))
+
+
+def _words(text: str) -> list[str]:
+    return [stem(w) for w in re.sub(r"[^a-z0-9{}_]+", " ", text.lower()).split()]
+
+
+@functools.lru_cache(maxsize=1)
+def _folding() -> tuple[list[tuple[re.Pattern[str], str]], frozenset[str]]:
+    """SYNONYMS and STOP in stemmed form, so a synonym written in any inflection folds
+    ("Signed in", "entries") and a stop word is known whatever its stem."""
+    groups = []
+    for group in SYNONYMS:
+        canonical, *members = (" ".join(_words(m)) for m in group)
+        longest = sorted(set(members) - {canonical}, key=lambda m: (-len(m), m))
+        # whole words only; the spaces around a member are looked at, not taken, so
+        # "hits hits" folds twice
+        alternatives = "|".join(re.escape(m) for m in longest)
+        groups.append((re.compile(rf"(?<![^ ])(?:{alternatives})(?![^ ])"), canonical))
+    return groups, frozenset(stem(w) for w in STOP)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canon(text: str) -> tuple[str, ...]:
+    joined = " ".join(_words(text))
+    for members, canonical in _folding()[0]:  # in order: "log in name" -> "login name" -> …
+        joined = members.sub(canonical, joined)
+    return tuple(joined.split())
 
 
 def unquote(text: str) -> tuple[str, bool]:
