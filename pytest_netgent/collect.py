@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import store
+from .diagnosis import clear_screenshots
 from .errors import (
     NetgentError,
     ReplayError,
@@ -19,6 +20,7 @@ from .errors import (
     heal_command,
 )
 from .keys import result_key
+from .plugins_compat import attempt, attempt_folder, repeat_count, repeat_ids, repeat_step_key
 from .reporting import ReportsErrors
 from .run import RunResult
 from .spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
@@ -103,31 +105,38 @@ class WorkflowFile(pytest.File):
         spec: Any,
         make: Callable[[], Any],
     ) -> list[pytest.Item]:
-        """One item of ``kind`` per parameter set of ``spec`` (a workflow or scenario)."""
+        """One item of ``kind`` per parameter set of ``spec`` (a workflow or scenario),
+        each made ``--count`` times under pytest-repeat."""
         items: list[pytest.Item] = []
         for param_id, values in _unique_ids(spec.parameter_sets()):
-            # The item's id is its parent's id and its name, with the parameter id in it,
-            # as for any non-Python item: given no ``originalname`` (which pytest 9.2 reads
-            # together with a Python parametrization this item does not have), no release
-            # of pytest drops the ``[id]``.
             name = f"{spec.name}[{param_id}]" if param_id else spec.name
             try:
                 marks = _marks(loaded)
+                count = _repeats(self.config, loaded, marks)
             except WorkflowSpecError as exc:
                 items.append(
                     WorkflowErrorItem.from_parent(self, name=name, error=exc, line=loaded.line)
                 )
                 continue
-            item = kind.from_parent(
-                self,
-                name=name,
-                callobj=make(),
-                loaded=loaded,
-                params=values,
-            )
-            for mark in marks:
-                item.add_marker(mark)
-            items.append(item)
+            for step, step_id in repeat_ids(count):
+                # The item's id is its parent's id and its name, with the parameter id in
+                # it, as for any non-Python item: given no ``originalname`` (which pytest
+                # 9.2 reads together with a Python parametrization this item does not
+                # have), no release of pytest drops the ``[id]``. pytest-repeat's id comes
+                # last, as its parametrization does for Python tests: ``name[QUIC-1-3]``.
+                ids = "-".join(i for i in (param_id, step_id) if i)
+                item = kind.from_parent(
+                    self,
+                    name=f"{spec.name}[{ids}]" if ids else spec.name,
+                    callobj=make(),
+                    loaded=loaded,
+                    params=values,
+                )
+                for mark in marks:
+                    item.add_marker(mark)
+                if step_id:
+                    item.stash[repeat_step_key] = step
+                items.append(item)
         return items
 
 
@@ -213,6 +222,16 @@ def _unique_ids(sets: list[tuple[str, dict[str, Scalar]]]) -> list[tuple[str, di
     return out
 
 
+def _repeats(
+    config: pytest.Config, doc: LoadedWorkflow | LoadedScenario, marks: list[pytest.MarkDecorator]
+) -> int:
+    """How many items pytest-repeat makes of each parameter set (1 without it)."""
+    try:
+        return repeat_count(config, marks)
+    except ValueError as exc:
+        raise WorkflowSpecError(doc.path, doc.line_of("marks"), str(exc)) from None
+
+
 def _marks(doc: LoadedWorkflow | LoadedScenario) -> list[pytest.MarkDecorator]:
     wf = doc.workflow if isinstance(doc, LoadedWorkflow) else doc.scenario
     marks = [pytest.mark.netgent]
@@ -249,11 +268,14 @@ def _marks(doc: LoadedWorkflow | LoadedScenario) -> list[pytest.MarkDecorator]:
             marks.append(decorator(**args))
         elif isinstance(args, list):
             marks.append(decorator(*args))
+        elif isinstance(args, int) and not isinstance(args, bool):
+            marks.append(decorator(args))  # {repeat: 3}
         else:
             raise WorkflowSpecError(
                 doc.path,
                 line,
-                f"mark {name!r} takes a reason string or a map of arguments, got {args!r}",
+                f"mark {name!r} takes a reason string, a number, a list or a map of arguments, "
+                f"got {args!r}",
             )
     return marks
 
@@ -322,10 +344,11 @@ class WorkflowItem(ReportsErrors, pytest.Function):
 
     def artifacts_dir(self, root: Path) -> Path:
         """This item's folder under ``--netgent-artifacts`` (screenshots, captures); no
-        secret value is ever part of its name."""
+        secret value is ever part of its name. A rerun (pytest-rerunfailures) has its
+        own, ``<folder>-retryN``: each attempt's files are kept."""
         from .capture import folder_name
 
-        return root / folder_name(self.nodeid, self.secret_values().values())
+        return attempt_folder(self, root / folder_name(self.nodeid, self.secret_values().values()))
 
     def secret_values(self) -> dict[str, str]:
         """This item's secrets, name: value (kept out of its names and reports)."""
@@ -338,24 +361,33 @@ class WorkflowItem(ReportsErrors, pytest.Function):
     def run_workflow(self, browser: Any, synthesiser: Any = None) -> None:
         """Replay (or record) this item's workflow on ``browser`` (a NetgentBrowser)."""
         __tracebackhide__ = True
+        artifacts = self.artifacts_dir(browser.settings.artifacts)
+        clear_screenshots(artifacts)  # an earlier session's: this run's failure is its own
         result = browser.run(
             self.loaded,
             params=self.params,
             heal=self.heal_command,
-            artifacts=self.artifacts_dir(browser.settings.artifacts),
+            artifacts=artifacts,
             check=False,
             synthesiser=synthesiser,
         )
-        self.stash[result_key] = result
-        self.add_report_section("call", "netgent timeline", _timeline_text(result))
-        self.ihook.pytest_netgent_run_finished(item=self, result=result)
+        # the run of this item, with its parameters (wiki[alice]), not of the bare workflow
+        for event in result.timeline[:1]:
+            if event.event == "start":
+                event.detail = self.name
         if isinstance(result.error, ReplayError) and self.name != result.error.workflow:
-            result.error.workflow = self.name  # the item, with its parameters: wiki[alice]
+            result.error.workflow = self.name
+        self.stash[result_key] = result
+        # a rerun's report also shows the earlier attempts' sections: each says whose it is
+        n = attempt(self)
+        section = "netgent timeline" if n == 1 else f"netgent timeline (retry {n - 1})"
+        self.add_report_section("call", section, _timeline_text(result))
+        self.ihook.pytest_netgent_run_finished(item=self, result=result)
         if result.error is not None:
             raise result.error
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.loaded.line - 1, f"workflow {self.loaded.workflow.name}"
+        return self.path, self.loaded.line - 1, f"workflow {self.name}"
 
 
 class WorkflowErrorItem(pytest.Item):

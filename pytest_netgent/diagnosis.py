@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from .automaton import State
     from .browser.page import Tick
+    from .secrets import Redactor
 
 CHECKING = "the checks of the candidate states ran"
 """What the engine is doing during a tick, as a hang report names it."""
@@ -124,14 +125,55 @@ def hang(doing: str, states: list[State]) -> tuple[str, str]:
     )
 
 
-def screenshot(driver: WebDriver, folder: Path | None, step: int) -> str:
-    """A screenshot of the page into ``folder`` (its path), or why there is none."""
+SCREENSHOTS = "failure-step*.png"
+"""The names of the screenshots :func:`screenshot` takes."""
+
+
+_HIDE_SECRETS = """
+const [secrets] = arguments, undo = [];
+const hide = (text) => secrets.reduce((t, [value, name]) => t.split(value).join(`{${name}}`), text);
+const walk = (root) => {
+  const nodes = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let node = nodes.currentNode; node; node = nodes.nextNode()) {
+    const key = node.nodeType === Node.TEXT_NODE ? "data"
+      : ["INPUT", "TEXTAREA"].includes(node.tagName) ? "value" : null;
+    if (key && typeof node[key] === "string" && hide(node[key]) !== node[key]) {
+      undo.push([node, key, node[key]]);
+      node[key] = hide(node[key]);
+    }
+    if (node.shadowRoot) walk(node.shadowRoot);
+    if (node.tagName === "IFRAME") { try { walk(node.contentDocument); } catch (e) {} }
+  }
+};
+walk(document);
+window.__netgentShowSecrets = () => { for (const [n, k, v] of undo.reverse()) n[k] = v; };
+"""
+"""Replaces each secret value in the page's text and fields (open shadow roots and
+same-origin frames too) by its ``{name}``; ``window.__netgentShowSecrets()`` undoes it."""
+
+
+def screenshot(
+    driver: WebDriver, folder: Path | None, step: int, redact: Redactor | None = None
+) -> str:
+    """A screenshot of the page into ``folder`` (its path), or why there is none. With
+    ``redact``, the secrets it knows are replaced by their ``{name}`` in the page while
+    the picture is taken (a screenshot goes into reports), then put back."""
     if folder is None:
         return ""
+    secrets = redact.variants if redact is not None else []
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"failure-step{step}.png"
-        if driver.save_screenshot(str(path)):
+        path = folder / SCREENSHOTS.replace("*", str(step))
+        if secrets:
+            driver.execute_script(_HIDE_SECRETS, secrets)
+        try:
+            taken = driver.save_screenshot(str(path))
+        finally:
+            if secrets:
+                driver.execute_script(
+                    "window.__netgentShowSecrets?.(); delete window.__netgentShowSecrets;"
+                )
+        if taken:
             return str(path)
     except Exception as exc:  # the report must survive a dead browser
         return f"(no screenshot: {str(exc).splitlines()[0] if str(exc) else exc!r})"
@@ -147,3 +189,10 @@ def crash(exc: BaseException, step: int, state: str) -> str:
         f"({text[0] if text else type(exc).__name__}); this item fails and the next item "
         "starts a fresh browser"
     )
+
+
+def clear_screenshots(folder: Path) -> None:
+    """Remove the failure screenshots an earlier run left in ``folder``: a run that
+    passes now leaves none there to be taken for its own."""
+    for old in folder.glob(SCREENSHOTS) if folder.is_dir() else ():
+        old.unlink(missing_ok=True)

@@ -593,7 +593,7 @@ class Engine:
             title=self.redact(tick.title),
             candidates=diagnosis.candidates(self.states, tick),
             screenshot=diagnosis.screenshot(
-                self.driver, self.settings.screenshot_dir, self.result.steps
+                self.driver, self.settings.screenshot_dir, self.result.steps, self.redact
             ),
         )
         return ReplayError(self.redact(reason), context, workflow=self.workflow, cause=cause)

@@ -128,6 +128,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(CapturePlugin(config.stash[settings_key]), CAPTURE_PLUGIN)
         if getattr(config, "workerinput", None) is None:
             config.pluginmanager.register(CaptureLog(capture), "netgent-capture-log")
+    from .plugins_compat import PluginsCompat  # pytest-html, -rerunfailures, -repeat
+
+    config.pluginmanager.register(PluginsCompat(), "netgent-plugins-compat")
     if config.getoption("netgent_record"):
         from .recorder import RecordLog
 

@@ -109,6 +109,11 @@ class Redactor:
         self._pattern = re.compile("|".join(re.escape(v) for v, _ in ordered)) if ordered else None
         self._names = dict(ordered)
 
+    @property
+    def variants(self) -> list[tuple[str, str]]:
+        """Every form of every secret value with its name, longest first."""
+        return list(self._names.items())
+
     def __call__(self, text: str) -> str:
         if self._pattern is None or not text:
             return text

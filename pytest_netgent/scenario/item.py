@@ -86,13 +86,14 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         }
 
     def artifacts_dir(self, root: Path) -> Path:
-        """This scenario's folder under ``--netgent-artifacts``."""
+        """This scenario's folder under ``--netgent-artifacts`` (``-retryN`` for a rerun)."""
         from ..capture import folder_name
+        from ..plugins_compat import attempt_folder
 
-        return root / folder_name(self.nodeid)
+        return attempt_folder(self, root / folder_name(self.nodeid))
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.loaded.line - 1, f"scenario {self.loaded.scenario.name}"
+        return self.path, self.loaded.line - 1, f"scenario {self.name}"
 
     def secret_values(self) -> dict[str, str]:
         """The secrets of its members' workflows, name: value (kept out of its report)."""

@@ -1,0 +1,68 @@
+"""A failure screenshot goes into reports (pytest-html embeds it): the secrets a run knows
+are replaced by their ``{name}`` in the page while it is taken, then put back."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from pytest_netgent.browser.session import BrowserOptions, start_browser
+from pytest_netgent.diagnosis import screenshot
+from pytest_netgent.secrets import Redactor
+
+SECRET = "Hx7-q2Lm"
+
+PAGE = """<!doctype html><meta charset="utf-8">
+<style>body{{font:20px monospace;margin:20px}} input{{font:20px monospace;width:400px}}</style>
+<p>Results for {text}</p>
+<input id="q" value="{field}">
+<div id="host"></div>
+<script>
+  const root = document.getElementById("host").attachShadow({{mode: "open"}});
+  root.innerHTML = "<p>In a shadow root: {text}</p>";
+</script>
+"""
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[WebDriver]:
+    driver = start_browser(BrowserOptions())
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def show(driver: WebDriver, text: str) -> None:
+    html = PAGE.format(text=text, field=text)
+    driver.get("data:text/html;base64," + base64.b64encode(html.encode()).decode())
+
+
+def test_a_screenshot_shows_a_secrets_name_not_its_value(driver: WebDriver, tmp_path: Path) -> None:
+    show(driver, "{query}")  # the page as it would look with the name in it
+    expected = Path(screenshot(driver, tmp_path / "expected", 0)).read_bytes()
+    show(driver, SECRET)
+    unmasked = Path(screenshot(driver, tmp_path / "plain", 0)).read_bytes()
+    masked = Path(screenshot(driver, tmp_path / "masked", 0, Redactor({"query": SECRET})))
+    assert unmasked != expected  # the value shows without the redactor
+    assert masked.read_bytes() == expected
+    # and the page is as it was: the value back in its text, field and shadow root
+    assert driver.execute_script(
+        "return [document.body.innerText.includes(arguments[0]),"
+        " document.getElementById('q').value,"
+        " document.getElementById('host').shadowRoot.textContent.includes(arguments[0]),"
+        " typeof window.__netgentShowSecrets]",
+        SECRET,
+    ) == [True, SECRET, True, "undefined"]
+
+
+def test_no_screenshot_rather_than_one_with_the_secret(driver: WebDriver, tmp_path: Path) -> None:
+    """Fails closed: a page whose secrets cannot be hidden gets no screenshot."""
+    show(driver, SECRET)
+    driver.execute_script("window.NodeFilter = undefined")  # breaks the page's tree walk
+    said = screenshot(driver, tmp_path, 0, Redactor({"query": SECRET}))
+    assert said.startswith("(no screenshot: ") and not list(tmp_path.iterdir())
