@@ -20,7 +20,6 @@ from .keys import (
     RUN_SECONDS_PROPERTY,
     STATES_PROPERTY,
     WORKFLOW_SUFFIXES,
-    pool_key,
     record_log_key,
     result_key,
     settings_key,
@@ -29,7 +28,8 @@ from .keys import (
 from .options import count, http_url, positive_float, window_size
 from .options import pytest_addoption as pytest_addoption  # the hook lives there
 from .pool import browser_pool
-from .pool import pytest_runtest_protocol as pytest_runtest_protocol  # the hook lives there
+from .pool import pytest_runtest_protocol as pytest_runtest_protocol  # the hooks live there
+from .pool import pytest_sessionfinish as pytest_sessionfinish
 from .settings import Settings
 
 # pytest imports this module on every start: the workflow machinery (pydantic models,
@@ -240,11 +240,9 @@ def netgent_settings(pytestconfig: pytest.Config) -> Settings:
 @pytest.fixture(scope="session")
 def netgent_browser_pool(pytestconfig: pytest.Config) -> Iterator[BrowserPool]:
     """This process's browser (one per xdist worker), started on first use; with
-    ``--netgent-user-data-dir``, on this worker's own copy of the profile."""
-    pool = browser_pool(pytestconfig)
-    yield pool
-    pool.close()
-    del pytestconfig.stash[pool_key]
+    ``--netgent-user-data-dir``, on this worker's own copy of the profile. Closed after
+    this process's last item, outside that item's time (see :mod:`.pool`)."""
+    yield browser_pool(pytestconfig)
 
 
 @pytest.fixture

@@ -43,14 +43,31 @@ def browser_pool(config: pytest.Config) -> BrowserPool:
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
-    """Start this process's browser before an item that needs it, outside the item's
-    own time (a timeout plugin's timer starts inside this hook): starting a browser is
-    the session's cost, not the first item's. A browser that cannot start is reported
-    by the item's setup."""
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Start this process's browser before an item that needs it, and close it after
+    this process's last item (``nextitem`` is None), both outside the item's own time
+    (a timeout plugin's timer starts and stops inside this hook): starting and stopping
+    a browser is the session's cost, not the first or the last item's. A browser that
+    cannot start is reported by the item's setup."""
     if "netgent_browser" in getattr(item, "fixturenames", ()):
         settings = item.config.stash.get(settings_key, None)
         if settings is not None and not settings.browser.remote:
             with contextlib.suppress(Exception):  # the fixture tries again and says why
                 browser_pool(item.config).start()
-    return (yield)
+    try:
+        return (yield)
+    finally:
+        if nextitem is None and (pool := item.config.stash.get(pool_key, None)) is not None:
+            del item.config.stash[pool_key]
+            pool.close()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the browser of a session that stopped before its last item (``-x``,
+    ``--maxfail``, Ctrl-C), before the captures are summed up."""
+    if (pool := session.config.stash.get(pool_key, None)) is not None:
+        del session.config.stash[pool_key]
+        pool.close()

@@ -499,7 +499,7 @@ def test_a_member_stopped_before_its_end_state_is_reported_as_stopped(
         scenario:
           - name: waiter
             workflow: waiter.netgent.yaml::waiter
-            stop: 3
+            stop: 8
           - name: reader
             workflow: wiki/browse.netgent.yaml::read-featured
         """,
@@ -509,7 +509,54 @@ def test_a_member_stopped_before_its_end_state_is_reported_as_stopped(
     assert answer.returncode == 1, output + answer.stderr
     assert "scenario 'early': 1 of 2 members were stopped before their end state" in output
     assert (
-        "--- member 'waiter' (browser): stopped by its stop (3s after the scenario's start) "
+        "--- member 'waiter' (browser): stopped by its stop (8s after the scenario's start) "
         "in state 'Home' before reaching its end state" in output
+    ), output
+    assert "UI drift" not in output and "--netgent-record" not in output, output
+
+
+def test_a_member_whose_stop_cuts_its_page_load_short_is_stopped(
+    project: Path, pytester: pytest.Pytester, slow_server: str
+) -> None:
+    """The stop comes while the member's start page still loads: stopped, not UI drift
+    with a heal command (the page load had only what was left until the stop)."""
+    loader = Project(pytester, "")
+    loader.workflow(
+        "loader",
+        f"""
+        name: loader
+        start_url: "{slow_server}/page?seconds=30"
+        states:
+          - name: Page
+            triggers: [The page says slow]
+            end: Page
+        """,
+    )
+    loader.raw_states(
+        project / "loader.netgent.yaml",
+        "loader",
+        [{"name": "Page", "checks": [{"type": "text", "params": {"text": "slow"}}],
+          "end_state": "Page"}],
+    )  # fmt: skip
+    scenario(
+        project,
+        "cut",
+        """
+        name: cut
+        scenario:
+          - name: loader
+            workflow: loader.netgent.yaml::loader
+            stop: 4
+          - name: reader
+            workflow: wiki/browse.netgent.yaml::read-featured
+        """,
+    )
+    answer = run(project, "cut.netgent.yaml")
+    output = answer.stdout
+    assert answer.returncode == 1, output + answer.stderr
+    assert "scenario 'cut': 1 of 2 members were stopped before their end state" in output
+    assert (
+        "--- member 'loader' (browser): stopped by its stop (4s after the scenario's start) "
+        "before reaching its end state" in output
     ), output
     assert "UI drift" not in output and "--netgent-record" not in output, output

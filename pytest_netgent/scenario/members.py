@@ -194,7 +194,11 @@ class Members:
         if self.cancel.is_set() and self._failed and _was_stopped(error):
             self._stopped(outcome)
             return
-        if end is not None and getattr(error, "out_of_time", False):
+        # out of time in its states, or in a page load its stop cut short
+        ran_out = getattr(error, "out_of_time", False) or (
+            end is not None and time.monotonic() >= self.t0 + end - 0.05
+        )
+        if end is not None and ran_out:
             outcome.stopped = True
             by = "its stop" if member.member.stop == end else "the scenario's duration"
             where = f" in state {result.states_visited[-1]!r}" if result.states_visited else ""
