@@ -316,7 +316,24 @@ def _kill(table: dict[int, _Process], pids: Iterable[int], deadline: float = 0.0
     for handle in handles:
         with contextlib.suppress(psutil.Error):
             handle.kill()
-    psutil.wait_procs(handles, timeout=max(0.0, deadline - time.monotonic()))
+    pending = handles
+    while pending:
+        # reaps this process's own children; a zombie of another's has ended (its parent,
+        # or a container's init that never reaps, keeps its entry), so it is not waited for
+        _, pending = psutil.wait_procs(pending, timeout=0)
+        pending = [handle for handle in pending if not _zombie(handle)]
+        if not pending or time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
+
+
+def _zombie(handle: psutil.Process) -> bool:
+    import psutil
+
+    try:
+        return handle.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return True
 
 
 def _folders(wanted: Callable[[str], bool]) -> list[Path]:

@@ -288,3 +288,30 @@ def test_the_browser_start_is_not_charged_to_the_first_item(
         "test_quick.py",
     )
     result.assert_outcomes(passed=1)
+
+
+def test_a_killed_process_whose_parent_never_reaps_it_is_not_waited_for() -> None:
+    """A browser's helper killed while its parent lives on (or a container's init that
+    never reaps) stays a zombie: it has ended, and ending it must not wait until the
+    deadline (a Ctrl-C of a -n 2 record took 11 s)."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c",
+         "import subprocess, sys, time\n"
+         "child = subprocess.Popen(['sleep', '300'])\n"
+         "print(child.pid, flush=True)\n"
+         "time.sleep(300)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        table = leftovers._processes()
+        started = time.monotonic()
+        leftovers._kill(table, [child], deadline=time.monotonic() + 60)
+        took = time.monotonic() - started
+        state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        assert state == "Z"  # killed, not reaped by its parent
+        assert took < 30, took  # not the 60 s deadline
+    finally:
+        parent.kill()
+        parent.communicate()
