@@ -564,8 +564,7 @@ def test_a_server_error_status_is_named(project: Project) -> None:
          "out of range 0-65535)*"),
         (["--netgent-artifacts", "a-file"], "*--netgent-artifacts * is a file, not a folder*"),
         (["--netgent-record", "--netgent-llm", "nosuchmodule:chat"], "*--netgent-llm "
-         "'nosuchmodule:chat': no module 'nosuchmodule', and 'provider:model' names need the "
-         "langchain package*"),
+         "'nosuchmodule:chat': Unable to infer model provider for model='nosuchmodule:chat'*"),
     ],
 )  # fmt: skip
 def test_options_are_checked_once_up_front(project: Project, args: list[str], message: str) -> None:

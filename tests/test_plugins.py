@@ -77,6 +77,12 @@ def rerun_project(project: Project, changed_url: str, good: int) -> None:
     project.pytester.makeconftest(values + RERUN_CONFTEST)
 
 
+def outcomes(result: pytest.RunResult) -> dict[str, int]:
+    """The run's outcome counts, warnings aside (an in-process run warns that the plugin
+    was imported before pytest could rewrite it, depending on how it was installed)."""
+    return {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}
+
+
 def attempts(project: Project) -> list[dict[str, object]]:
     lines = (project.path / "attempts.jsonl").read_text().splitlines()
     (project.path / "attempts.jsonl").unlink()
@@ -88,7 +94,7 @@ def test_each_rerun_has_a_fresh_browser_and_a_folder_of_its_own(
 ) -> None:
     rerun_project(project, changed_url, good=99)
     result = project.run("--reruns", "1")
-    assert result.parseoutcomes() == {"failed": 1, "rerun": 1}
+    assert outcomes(result) == {"failed": 1, "rerun": 1}
     runs = attempts(project)
     assert [r["attempt"] for r in runs] == [1, 2]
     assert runs[0]["session"] != runs[1]["session"], "the rerun ran on the same browser"
@@ -112,7 +118,7 @@ def test_a_passing_rerun_leaves_the_failed_attempt_its_files_and_has_none_stale(
     finds no failure screenshot of an earlier session in its folder."""
     rerun_project(project, changed_url, good=2)
     result = project.run("--reruns", "2", "--netgent-capture=har")
-    assert result.parseoutcomes() == {"passed": 1, "rerun": 1}
+    assert outcomes(result) == {"passed": 1, "rerun": 1}
     runs = attempts(project)
     assert runs[0]["session"] != runs[1]["session"]
     artifacts = project.path / "netgent-artifacts"
@@ -130,7 +136,7 @@ def test_a_passing_rerun_leaves_the_failed_attempt_its_files_and_has_none_stale(
 
     rerun_project(project, changed_url, good=1)
     result = project.run("--reruns", "2")
-    assert result.parseoutcomes() == {"passed": 1}
+    assert outcomes(result) == {"passed": 1}
     assert list(first.glob("failure-*")) == []
 
 
@@ -181,6 +187,6 @@ def test_rA_header_and_timeline_name_the_item_with_its_parameters(project: Proje
             [
                 f"_* workflow search[[]{query}[]] _*",
                 "-* Captured netgent timeline call -*",
-                f"*0.000s  start    search[[]{query}[]]",
+                f"*s  start    search[[]{query}[]]",
             ]
         )

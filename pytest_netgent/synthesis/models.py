@@ -69,7 +69,8 @@ def _provider_model(spec: str, provider: str, missing: str, option: str) -> Base
         model: BaseChatModel = init_chat_model(spec)
     except Exception as exc:  # any provider's own error, shown with the spec
         also = f" ({missing})" if missing else ""
-        raise ModelSpecError(f"{option} {spec!r}{also}: {exc}") from None
+        said = " ".join(str(exc).split())  # one line, however the provider wraps it
+        raise ModelSpecError(f"{option} {spec!r}{also}: {said}") from None
     return model
 
 
