@@ -277,7 +277,7 @@ def test_provider_model_is_langchains_and_a_missing_provider_a_usage_error(
     # one usage error before anything runs, not a failure per item
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*--netgent-llm 'openai:gpt-4o'*: *requires the langchain-openai package*"]
+        ["*--netgent-llm 'openai:gpt-4o'*: *pip install*langchain-openai*"]
     )
     result = project.run("--netgent-record", "--netgent-llm=nosuchprovider:some-model")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
