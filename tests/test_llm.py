@@ -276,9 +276,7 @@ def test_provider_model_is_langchains_and_a_missing_provider_a_usage_error(
     result = project.run("--netgent-record", "--netgent-llm=openai:gpt-4o")
     # one usage error before anything runs, not a failure per item
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["*--netgent-llm 'openai:gpt-4o'*: *pip install*langchain-openai*"]
-    )
+    result.stderr.fnmatch_lines(["*--netgent-llm 'openai:gpt-4o'*: *pip install*langchain-openai*"])
     result = project.run("--netgent-record", "--netgent-llm=nosuchprovider:some-model")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
