@@ -156,6 +156,21 @@ def release(kind: str, name: str) -> None:
             path.unlink()
 
 
+def claimed(kind: str, name: str) -> bool:
+    """Whether a running process lists host object ``kind name`` in its ledger. Each
+    process lists an object before it makes it, so one that exists and is listed by no
+    running process was left by one that died (a process that now has its pid included:
+    the owner's start time tells the two apart)."""
+    line = f"{kind} {name}"
+    with contextlib.suppress(OSError):
+        for ledger in LEDGER.iterdir() if LEDGER.is_dir() else ():
+            with contextlib.suppress(OSError):
+                listed = line in ledger.read_text(encoding="utf-8").splitlines()
+                if listed and not owner_gone(ledger.name):
+                    return True
+    return False
+
+
 Run = Callable[..., str]
 """Runs a command where the host's network is (``run(*argv)``), its output; OSError on
 failure."""
@@ -341,7 +356,7 @@ def _folders(wanted: Callable[[str], bool]) -> list[Path]:
     found = []
     for base in bases:
         with contextlib.suppress(OSError):
-            for folder in Path(base).glob(f"{FOLDER_PREFIX}*"):
+            for folder in Path(base).glob("netgent-*"):
                 with contextlib.suppress(OSError):
                     if wanted((folder / OWNER_FILE).read_text(encoding="utf-8").strip()):
                         found.append(folder)

@@ -211,27 +211,15 @@ def _run(command: Iterable[str], text: str | None = None) -> str:
     return answer.stdout
 
 
-def running(pid: int) -> bool:
-    """Whether process ``pid`` runs; what a process killed outright left behind (keyed by
-    its pid) is for the next one to remove. Another user's process runs, and is not ours
-    to clean."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _sweep_host() -> None:
     """Remove the NAT tables (``netgent_<pid>``) that workers killed outright left on the
-    host: their veth pairs went with their namespaces, their tables did not."""
+    host (their veth pairs went with their namespaces, their tables did not): those no
+    running process lists in its ledger, whatever runs under their pid now."""
     with contextlib.suppress(OSError):
         tables = in_host("nft", "list", "tables")
-        for pid in re.findall(r"^table ip netgent_(\d+)$", tables, re.M):
-            if not running(int(pid)):
-                leftovers.remove_host_object("nft-table", f"netgent_{pid}", in_host)
+        for name in re.findall(r"^table ip (netgent_\d+)$", tables, re.M):
+            if not leftovers.claimed("nft-table", name):
+                leftovers.remove_host_object("nft-table", name, in_host)
 
 
 UPLINK_HOST_END = re.compile(r"ngh\d+")

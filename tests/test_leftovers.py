@@ -315,3 +315,42 @@ def test_a_killed_process_whose_parent_never_reaps_it_is_not_waited_for() -> Non
     finally:
         parent.kill()
         parent.communicate()
+
+
+@needs_shaping
+def test_a_dead_workers_table_and_chain_are_removed_though_its_pid_runs_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker killed outright left its NAT table and mangle chain, named after its pid;
+    another process now runs under that pid (here: this test's own). The next worker's
+    sweep removes them: only a running owner's ledger keeps a host object."""
+    from pytest_netgent import netns
+    from pytest_netgent.network import link
+
+    # this test runs on the host's network: the host is where it is
+    monkeypatch.setattr(netns, "in_host", lambda *command, text="": netns._run(command, text))
+    pid = os.getpid()  # runs, but never made the two
+    table, chain = f"netgent_{pid}", f"NETGENT-{pid}"
+    kept = f"netgent_{pid + 1}"  # listed by a running owner: this process
+    subprocess.run(["nft", "add", "table", "ip", table], check=True)
+    subprocess.run(["nft", "add", "table", "ip", kept], check=True)
+    subprocess.run(["iptables", "-w", "-t", "mangle", "-N", chain], check=True)
+    leftovers.claim("nft-table", kept)
+    try:
+        netns._sweep_host()
+        link._sweep_host_chains()
+        tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
+        rules = subprocess.run(
+            ["iptables", "-w", "-t", "mangle", "-S"], capture_output=True, text=True
+        ).stdout
+        assert f"table ip {table}\n" not in tables
+        assert f"-N {chain}\n" not in rules
+        assert f"table ip {kept}\n" in tables
+    finally:
+        for command in (
+            ["nft", "delete", "table", "ip", table],
+            ["nft", "delete", "table", "ip", kept],
+            ["iptables", "-w", "-t", "mangle", "-X", chain],
+        ):
+            subprocess.run(command, capture_output=True)
+        leftovers.release("nft-table", kept)

@@ -299,25 +299,25 @@ def _host_chain(inner: str) -> str:
 
 
 def _sweep_host_ifbs(nl: Netlink) -> None:
-    """Remove the host's ifb devices (``ngd<pid>``) that workers killed outright left."""
-    from .. import netns
-
+    """Remove the host's ifb devices (``ngd<pid>``) that workers killed outright left:
+    those no running process lists in its ledger."""
     for name in nl.names():
-        if re.fullmatch(r"ngd\d+", name) and not netns.running(int(name[3:])):
+        if re.fullmatch(r"ngd\d+", name) and not leftovers.claimed("link", name):
             with contextlib.suppress(OSError):
                 nl.delete(name)
 
 
 def _sweep_host_chains() -> None:
     """Remove the host's mangle chains (``NETGENT-<pid>``) and their jumps that workers
-    killed outright left behind (a worker removes its own when it ends)."""
+    killed outright left behind (a worker removes its own when it ends): those no running
+    process lists in its ledger, whatever runs under their pid now."""
     from .. import netns
 
     with contextlib.suppress(OSError):
         rules = netns.in_host("iptables", "-w", "-t", "mangle", "-S")
-        for pid in re.findall(r"^-N NETGENT-(\d+)$", rules, re.M):
-            if not netns.running(int(pid)):
-                leftovers.remove_host_object("mangle-chain", f"NETGENT-{pid}", netns.in_host)
+        for name in re.findall(r"^-N (NETGENT-\d+)$", rules, re.M):
+            if not leftovers.claimed("mangle-chain", name):
+                leftovers.remove_host_object("mangle-chain", name, netns.in_host)
 
 
 def _host_queue(inner: str) -> int:
