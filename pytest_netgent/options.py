@@ -175,6 +175,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Folder for screenshots and run artifacts (default: netgent-artifacts/).",
     )
     group.addoption(
+        "--netgent-live",
+        dest="netgent_live",
+        choices=("auto", "off"),
+        default=None,
+        help="A live status line per running item (elapsed, bytes captured, state) at the "
+        "bottom of the terminal: auto (default) when the output is a terminal, or off.",
+    )
+    group.addoption(
         "--netgent-window-size",
         dest="netgent_window_size",
         metavar="WxH",
@@ -295,6 +303,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
     parser.addini("netgent_window_size", "Browser window size WxH for every run.", default="")
     parser.addini("netgent_network", "Network condition for every item.", default="")
+    parser.addini("netgent_live", "Live status lines: auto or off.", default="auto")
     parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
     parser.addini("netgent_chromium", "Chromium executable.", default="")
     parser.addini("netgent_chromedriver", "ChromeDriver executable.", default="")

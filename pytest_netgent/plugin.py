@@ -131,6 +131,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from .plugins_compat import PluginsCompat  # pytest-html, -rerunfailures, -repeat
 
     config.pluginmanager.register(PluginsCompat(), "netgent-plugins-compat")
+    from .status import StatusPlugin  # the live status lines
+
+    config.pluginmanager.register(StatusPlugin(config), "netgent-status")
     if config.getoption("netgent_record"):
         from .recorder import RecordLog
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from . import status
 from .browser.video import QoeSample
 from .errors import NavigationError, NetgentError, RunStopped
 from .secrets import Secret
@@ -71,8 +72,10 @@ class RunResult:
     def note(self, event: TimelineEvent) -> None:
         """Add ``event`` (its values already redacted) to the timeline, and log it."""
         self.timeline.append(event)
+        said = _said(event)
         if log.isEnabledFor(logging.INFO):
-            log.info("%s [%.1f s] %s", self.workflow, event.elapsed, _said(event))
+            log.info("%s [%.1f s] %s", self.workflow, event.elapsed, said)
+        status.publish(doing=said)
 
 
 def _said(event: TimelineEvent) -> str:
