@@ -195,13 +195,7 @@ def start_browser(options: BrowserOptions) -> WebDriver:
             f"{_first_line(exc.msg)}; check that chromium and chromium-driver are the same "
             "version, or pass flags with --netgent-browser-arg"
         ) from None
-    try:
-        driver.set_page_load_timeout(options.page_load_timeout)
-        return start_blank(driver)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            driver.quit()
-        raise
+    return _ready(driver, options)
 
 
 def grid_status(url: str, timeout: float = 5.0) -> tuple[bool, str]:
@@ -385,13 +379,7 @@ def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDri
             f"SeleniumBase UC mode did not start Chromium ({browser}): {_first_line(str(exc))}"
             f"; output: {_first_line(quiet.getvalue())}"
         ) from None
-    try:
-        driver.set_page_load_timeout(options.page_load_timeout)
-        return start_blank(driver)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            driver.quit()
-        raise
+    return _ready(driver, options)
 
 
 def _first_line(text: Any) -> str:
@@ -427,6 +415,18 @@ def start_blank(driver: WebDriver) -> WebDriver:
     if driver.current_url != BLANK:
         driver.get(BLANK)
     return driver
+
+
+def _ready(driver: WebDriver, options: BrowserOptions) -> WebDriver:
+    """A browser just started, with its page-load timeout, on :data:`BLANK`; quit if
+    either fails (or the start is interrupted)."""
+    try:
+        driver.set_page_load_timeout(options.page_load_timeout)
+        return start_blank(driver)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            driver.quit()
+        raise
 
 
 def origin_of(url: str) -> str | None:
