@@ -174,15 +174,21 @@ def test_a_shaped_run_killed_outright_leaves_nothing_behind(
     if watcher == "lives":
         assert wait_for(lambda: left_of(pid, namespace) == NOTHING), left_of(pid, namespace)
         return
-    time.sleep(2)  # nobody is left to clean up: everything stays
-    assert left_of(pid, namespace)["processes"] and left_of(pid, namespace)["chain"]
+    time.sleep(2)  # nobody is left to clean up: the processes stay
+    stayed = left_of(pid, namespace)
+    assert stayed["processes"] and stayed["folders"], stayed
     nxt = project.pytester.runpytest_subprocess(*QUIET, "--collect-only", "-q")
     out = nxt.stdout.str()
     said = [line for line in out.splitlines() if f"pytest {pid}:" in line]
     assert said and said[0].startswith("netgent: removed what an ended run left behind"), out
-    for what in ("chromedriver", "chromium", "tcpdump", f"mangle chain NETGENT-{pid}"):
+    for what in ("chromedriver", "chromium", "tcpdump", "browser folder"):
         assert what in said[0], said
-    assert f"nft table netgent_{pid}" in said[0] and "browser folder" in said[0], said
+    # the host's chain and table go with the next shaped link of any run (a concurrent
+    # test's worker may have come first): where they stayed, the next session names them
+    if stayed["chain"]:
+        assert f"mangle chain NETGENT-{pid}" in said[0], said
+    if stayed["table"]:
+        assert f"nft table netgent_{pid}" in said[0], said
     assert wait_for(lambda: left_of(pid, namespace) == NOTHING), left_of(pid, namespace)
 
 
