@@ -162,8 +162,7 @@ class Engine:
         self._allow(url, "navigation to")
 
     def _allow(self, url: str, what: str) -> None:
-        blocked = self.guard.blocked[0] if self.guard is not None and self.guard.blocked else ""
-        check_host(url, self.allowed, what, self.redact, blocked)
+        check_host(url, self.allowed, what, self.redact, self.guard)
 
     def put_state(self, state: State, *, replace: bool = True) -> int:
         """Add ``state`` (or replace the one of its name) in declared order; its index.

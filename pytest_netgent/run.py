@@ -20,6 +20,7 @@ from .secrets import Secret
 from .spec import PLACEHOLDER
 
 if TYPE_CHECKING:
+    from .browser.guard import NavigationGuard
     from .synthesis import RecordReport
 
 log = logging.getLogger("pytest_netgent.run")
@@ -173,16 +174,22 @@ def host_allowed(url: str, allowed: list[str] | None) -> bool:
 
 
 def check_host(
-    url: str, allowed: list[str] | None, what: str, redact: Callable[[str], str], blocked: str = ""
+    url: str,
+    allowed: list[str] | None,
+    what: str,
+    redact: Callable[[str], str],
+    guard: NavigationGuard | None = None,
 ) -> None:
     """Raise :class:`NavigationError` for a URL outside ``allowed`` (``what`` says how it
-    came: "navigation to", "the browser went to"), or for one the navigation guard
-    ``blocked`` before it was requested."""
-    if blocked:
+    came: "navigation to", "the browser went to"), for one the navigation ``guard``
+    blocked before it was requested, or when the guard failed (closed) during the run."""
+    if guard is not None and guard.fault:
+        raise NavigationError(redact(guard.fault))
+    if guard is not None and guard.blocked:
         raise NavigationError(
-            f"the page tried to open {redact(blocked)}, outside allowed_hosts {allowed}: it "
-            "was stopped before any request left; add the host to the workflow's "
-            "'allowed_hosts' if this is expected"
+            f"the page tried to open {redact(guard.blocked[0])}, outside allowed_hosts "
+            f"{allowed}: it was stopped before any request left; add the host to the "
+            "workflow's 'allowed_hosts' if this is expected"
         )
     if not host_allowed(url, allowed):
         raise NavigationError(

@@ -120,6 +120,8 @@ class BrowserPool:
         """The size the running browser's window was given (None: the options' size)."""
         self.guard: NavigationGuard | None = None
         """Confines the running browser's navigations to each run's allowed hosts."""
+        self.guard_error = ""
+        """Why the guard could not be installed ("" if it was)."""
         self._profile: Callable[[], None] | None = None
         """Removes the running local browser's throw-away profile (see :meth:`start`)."""
 
@@ -150,12 +152,43 @@ class BrowserPool:
                     options, user_data_dir=str(home / "profile"), temp_dir=str(home / "tmp")
                 )
             self._driver = self.launch(options)
-            if not (self.options.uc or self.options.remote):
-                # UC pages must not see fetch change nor a second DevTools client
-                with contextlib.suppress(Exception):  # a browser without DevTools
-                    watch_requests(self._driver)
-                    self.guard = NavigationGuard(devtools_endpoint(self._driver))
+            if self.guarded:
+                watch_requests(self._driver)  # (a browser that refuses fails to start)
+                self._start_guard(self._driver)
         return self._driver
+
+    @property
+    def guarded(self) -> bool:
+        """Whether this browser's navigations are confined before they leave: a local
+        browser's are (UC pages must not see a second DevTools client; a Grid's browser
+        has none of ours), the others' are checked once they have happened."""
+        return not (self.options.uc or self.options.remote)
+
+    def _start_guard(self, driver: WebDriver) -> None:
+        self.guard_error = ""
+        try:
+            self.guard = NavigationGuard(devtools_endpoint(driver))
+        except Exception as exc:  # whatever it was, no run starts without it (checked_guard)
+            self.guard, self.guard_error = None, f"{type(exc).__name__}: {exc}"
+
+    def checked_guard(self) -> NavigationGuard | None:
+        """The running guard of a guarded browser (reconnected once if its connection
+        dropped); raises :class:`NetgentError` when it cannot run: a run is not started
+        whose navigations could not be confined."""
+        if not self.guarded:
+            return None
+        if self.guard is None or not self.guard.alive:
+            if self.guard is not None:
+                self.guard.close()
+            self._start_guard(self.driver)
+        if self.guard is None:
+            raise NetgentError(
+                "the allowed-hosts guard could not be installed in the browser "
+                f"({self.guard_error}), so the run was not started: its navigations could "
+                "not be confined to the workflow's allowed hosts. Check that Chromium's "
+                "DevTools endpoint is reachable (a --netgent-browser-arg may close it)"
+            )
+        return self.guard
 
     def size_window(self, size: tuple[int, int]) -> None:
         """Give the browser window ``size`` (width, height) unless it has it already."""
@@ -359,7 +392,7 @@ class NetgentBrowser:
             synthesiser=synthesiser,
             cached=cached,
             window=window_text(window),
-            guard=self._pool.guard,
+            guard=self._pool.checked_guard(),
         )
         result, engine, recorder = wired.result, wired.engine, wired.recorder
         self.results.append(result)

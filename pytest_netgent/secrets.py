@@ -161,11 +161,33 @@ class SecretLogs:
         """Also redact ``secrets``; starts cleaning records on first use."""
         given = {k: revealed(v) for k, v in secrets.items()}
         fresh = {k: v for k, v in given.items() if v and self._secrets.get(k) != v}
-        if not fresh:
-            return
-        self._secrets.update(fresh)
-        self._redact = Redactor(self._secrets)
-        _FACTORY.attach(self)
+        if fresh:
+            self._secrets.update(fresh)
+            self._redact = Redactor(self._secrets)
+            _FACTORY.attach(self)
+        for value in [v for v in given.values() if v][:1]:
+            self._verify(value)
+
+    def _verify(self, value: str) -> None:
+        """Raise :class:`SecretError` unless a record made now would be cleaned of
+        ``value``: the process's record factory may have been replaced since it was
+        installed (by a library, a conftest), or installing it failed."""
+        factory = logging.getLogRecordFactory()
+        try:
+            probe = factory(
+                "pytest_netgent.probe", logging.DEBUG, __file__, 0, "%s", (value,), None
+            )
+            leaks = value in probe.getMessage()
+        except Exception:  # a factory that cannot make a record cannot be trusted either
+            leaks = True
+        if leaks:
+            raise SecretError(
+                "the secret redaction of log records could not be installed: a record made "
+                f"now would show a secret (logging's record factory is {factory!r}, which "
+                "does not pass records through pytest-netgent's), so the run was not "
+                "started. Set your own record factory before the first workflow runs, or "
+                "make it call the one it replaces"
+            )
 
     def remove(self) -> None:
         """Stop cleaning records for this browser."""
@@ -215,10 +237,10 @@ class _RecordFactory:
         with self._lock:
             if logs in self._active:
                 self._active.remove(logs)
-            ours = logging.getLogRecordFactory() == self.make
-            if not self._active and self._previous is not None and ours:
-                logging.setLogRecordFactory(self._previous)
-                self._previous = None
+            if not self._active and self._previous is not None:
+                if logging.getLogRecordFactory() == self.make:  # not replaced since
+                    logging.setLogRecordFactory(self._previous)
+                self._previous = None  # the next attach installs it anew
 
     def make(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
         previous = self._previous or logging.LogRecord

@@ -37,6 +37,10 @@ class NavigationGuard:
 
         self.allow: Allow | None = None
         self.blocked: list[str] = []
+        self.fault = ""
+        """Why this guard failed during the run, if it did: it fails closed (the request
+        it could not judge is stopped, a tab it could not watch stays paused), and the
+        run fails with this message."""
         self._ws = websocket.create_connection(endpoint, timeout=10, suppress_origin=True)
         self._ws.settimeout(None)
         self._send_lock = threading.Lock()
@@ -61,6 +65,7 @@ class NavigationGuard:
     def start(self, allow: Allow) -> None:
         """A run starts: from now on only what ``allow`` accepts may load."""
         self.blocked = []
+        self.fault = ""
         self.allow = allow
 
     def stop(self) -> None:
@@ -117,15 +122,34 @@ class NavigationGuard:
                 return  # closed: the browser or this guard is gone
             try:
                 self._handle(message)
-            except Exception:  # never leave the browser waiting on this guard
-                params = message.get("params") or {}
-                if message.get("method") == "Fetch.requestPaused":
-                    with contextlib.suppress(Exception):
-                        self._send(
-                            "Fetch.continueRequest",
-                            {"requestId": params["requestId"]},
-                            message.get("sessionId", ""),
-                        )
+            except Exception as exc:  # any fault of the handler: it fails closed
+                self._failed(message, exc)
+
+    def _failed(self, message: dict[str, Any], exc: Exception) -> None:
+        """The handler failed on ``message``: a paused request is stopped (let go only
+        between runs, when nothing is confined) and the run is told why."""
+        params = message.get("params") or {}
+        paused = message.get("method") == "Fetch.requestPaused" and "requestId" in params
+        what = str(params.get("request", {}).get("url", "")) if paused else message.get("method")
+        if self.allow is not None:
+            self.fault = (
+                f"the allowed-hosts guard failed on {what or 'a DevTools message'} "
+                f"({type(exc).__name__}: {exc}), so it stopped the navigation: one it cannot "
+                "check could leave the allowed hosts. This is a fault in pytest-netgent; "
+                "please report it with this message"
+            )
+        if paused:
+            import websocket
+
+            go_on = self.allow is None
+            with contextlib.suppress(OSError, websocket.WebSocketException):  # closed
+                self._send(
+                    "Fetch.continueRequest" if go_on else "Fetch.failRequest",
+                    {"requestId": params["requestId"]}
+                    if go_on
+                    else {"requestId": params["requestId"], "errorReason": "BlockedByClient"},
+                    message.get("sessionId", ""),
+                )
 
     def _handle(self, message: dict[str, Any]) -> None:
         then = self._pending.pop(message.get("id", 0), None)
