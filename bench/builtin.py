@@ -28,7 +28,7 @@ from oracle import OracleChatModel  # noqa: E402
 
 from fixtures import serve  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions  # noqa: E402
-from pytest_netgent.runner import BrowserPool, NetgentBrowser, Settings  # noqa: E402
+from pytest_netgent.runner import BrowserPool, NetgentBrowser, ReplaySettings  # noqa: E402
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser  # noqa: E402
 from pytest_netgent.synthesis.llm import LLMSynthesiser, TieredSynthesiser  # noqa: E402
 
@@ -48,7 +48,9 @@ def main() -> None:
             shutil.rmtree(cache)
         pool = BrowserPool(BrowserOptions(args=CALL_FLAGS))
         with serve("original") as server:
-            browser = NetgentBrowser(pool, Settings(state_timeout=5, artifacts=work), server.url)
+            browser = NetgentBrowser(
+                pool, ReplaySettings(state_timeout=5, artifacts=work), server.url
+            )
             for loaded in workflows(work / "example_suites" / ("wiki" if args.quick else "")):
                 for param_id, params in loaded.workflow.parameter_sets():
                     model = OracleChatModel()

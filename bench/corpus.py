@@ -198,7 +198,7 @@ SPEED = [
 def speed(rounds: int) -> list[tuple[str, float, float]]:
     """(item, engine median s, selenium median s) for each app of SPEED."""
     from pytest_netgent.browser.session import BrowserOptions, reset_browser
-    from pytest_netgent.runner import BrowserPool, NetgentBrowser, Settings, find_workflow
+    from pytest_netgent.runner import BrowserPool, NetgentBrowser, ReplaySettings, find_workflow
 
     out = []
     pool = BrowserPool(BrowserOptions())
@@ -206,7 +206,7 @@ def speed(rounds: int) -> list[tuple[str, float, float]]:
         for folder, app, file, name, by_hand in SPEED:
             loaded = find_workflow(CORPUS / folder / file, name)
             with corpus.serve(app) as url:
-                browser = NetgentBrowser(pool, Settings(state_timeout=10), url)
+                browser = NetgentBrowser(pool, ReplaySettings(state_timeout=10), url)
                 origins = {url}
                 engine_times, selenium_times = [], []
                 browser.run(loaded)  # warm up both, untimed

@@ -29,7 +29,7 @@ from oracle import OracleChatModel  # noqa: E402
 from fixtures import live, meet, shop, social, vod, wiki  # noqa: E402
 from fixtures.http import AppServer  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions  # noqa: E402
-from pytest_netgent.runner import BrowserPool, NetgentBrowser, Settings  # noqa: E402
+from pytest_netgent.runner import BrowserPool, NetgentBrowser, ReplaySettings  # noqa: E402
 from pytest_netgent.spec import LoadedWorkflow, load_workflows  # noqa: E402
 from pytest_netgent.synthesis.llm import LLMSynthesiser  # noqa: E402
 
@@ -99,11 +99,15 @@ def main() -> None:
         pool = BrowserPool(BrowserOptions(args=CALL_FLAGS))
         try:
             server = serve("original")
-            browser = NetgentBrowser(pool, Settings(state_timeout=5, artifacts=work), server.url)
+            browser = NetgentBrowser(
+                pool, ReplaySettings(state_timeout=5, artifacts=work), server.url
+            )
             record_calls, record_tokens, recorded = run_all(browser, items, "all")
             server.stop()
             server = serve("login-changed")
-            browser = NetgentBrowser(pool, Settings(state_timeout=5, artifacts=work), server.url)
+            browser = NetgentBrowser(
+                pool, ReplaySettings(state_timeout=5, artifacts=work), server.url
+            )
             heal_calls, heal_tokens, healed = run_all(browser, items, "missing")
             server.stop()
         finally:

@@ -29,7 +29,7 @@ from pytest_netgent import engine as engine_module  # noqa: E402
 from pytest_netgent import store  # noqa: E402
 from pytest_netgent.automaton import State  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions, reset_browser  # noqa: E402
-from pytest_netgent.runner import BrowserPool, NetgentBrowser, Settings, find_workflow  # noqa: E402
+from pytest_netgent.runner import BrowserPool, NetgentBrowser, ReplaySettings, find_workflow  # noqa: E402
 
 WORKFLOW = ROOT / "bench" / "tour" / "tour.netgent.yaml"
 PASSWORD = "netgent-pass"  # the local NetWiki's test account
@@ -132,7 +132,7 @@ def main() -> None:
     with serve("original") as server:
         base_url = server.url
         pool = BrowserPool(BrowserOptions())
-        browser = NetgentBrowser(pool, Settings(state_timeout=10), base_url)
+        browser = NetgentBrowser(pool, ReplaySettings(state_timeout=10), base_url)
         driver = pool.driver
         origins = {base_url}
         # warm up both paths once (page caches, JIT), untimed

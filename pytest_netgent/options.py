@@ -14,7 +14,7 @@ import pytest
 from .capture import parse_modes
 from .conditions import PROFILES, Condition
 from .conditions import parse as parse_condition
-from .settings import parse_window
+from .window import parse_window
 
 
 def positive_float(option: str) -> Callable[[str], float]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import status
+from . import progress
 from .browser.video import QoeSample
 from .errors import NavigationError, NetgentError, RunStopped
 from .secrets import Secret
@@ -76,7 +76,7 @@ class RunResult:
         said = _said(event)
         if log.isEnabledFor(logging.INFO):
             log.info("%s [%.1f s] %s", self.workflow, event.elapsed, said)
-        status.publish(doing=said)
+        progress.publish(doing=said)
 
 
 def _said(event: TimelineEvent) -> str:

@@ -46,11 +46,12 @@ from .errors import (
 )
 from .leftovers import end_profile_processes, own_folder
 from .recorder import StatesProposed, save
+from .replay_settings import ReplaySettings
 from .run import RunResult, RunSettings
 from .secrets import Secret, SecretLogs, resolve_secrets
-from .settings import Settings, parse_window, window_text
 from .spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from .synthesis import Synthesiser
+from .window import parse_window, window_text
 from .wiring import run_states
 
 if TYPE_CHECKING:
@@ -262,7 +263,7 @@ class NetgentBrowser:
     :class:`RunResult`.
     """
 
-    def __init__(self, pool: BrowserPool, settings: Settings, base_url: str = "") -> None:
+    def __init__(self, pool: BrowserPool, settings: ReplaySettings, base_url: str = "") -> None:
         self._pool = pool
         self.settings = settings
         self.base_url = base_url

@@ -176,7 +176,7 @@ class Workflow(BaseModel):
     @field_validator("window")
     @classmethod
     def _window(cls, value: str | None) -> str | None:
-        from .settings import parse_window, window_text
+        from .window import parse_window, window_text
 
         return None if value is None else window_text(parse_window(value))
 

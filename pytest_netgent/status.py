@@ -34,22 +34,14 @@ from typing import Any
 
 import pytest
 
+from . import progress
+
 WORKER_KEY = "netgent_status"
 """The ``workerinput`` key naming the session's status folder for xdist workers."""
 INTERVAL = 0.25
 """Seconds between two frames."""
 MAX_LINES = 8
 """At most this many lines (more workers: the busiest are shown)."""
-
-_feed: Feed | None = None
-
-
-def publish(**fields: str) -> None:
-    """Tell this process's running item's status line ``fields`` (no-op when no line is
-    drawn): ``doing`` (the last timeline event, as the log says it), ``pcap`` (its path)."""
-    feed = _feed
-    if feed is not None:
-        feed.update(fields)
 
 
 class Feed:
@@ -211,8 +203,8 @@ class StatusPlugin:
             self._start_feed(Path(worker[WORKER_KEY]), worker.get("workerid", "gw"))
 
     def _start_feed(self, folder: Path, name: str) -> None:
-        global _feed
-        self.feed = _feed = Feed(folder, name)
+        self.feed = Feed(folder, name)
+        progress.connect(self.feed.update)
 
     def _wanted(self) -> int:
         """How many lines to draw (0: none), in the terminal's process."""
@@ -281,9 +273,10 @@ class StatusPlugin:
         self._close()
 
     def pytest_unconfigure(self) -> None:
-        global _feed
         self._close()
-        _feed = self.feed = None
+        if self.feed is not None:
+            progress.connect(None)
+            self.feed = None
 
     def _close(self) -> None:
         board, self.board = self.board, None

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..run import RunResult
     from ..secrets import Secret
 
-from .. import status
+from .. import progress
 from ..browser.session import browser_ports
 from . import FILES, CaptureError, CaptureSettings
 from .files import Window, files_of, iso_time, relative_to, write_json
@@ -78,7 +78,7 @@ class ItemCapture:
             tcpdump = Tcpdump(self.folder / FILES["pcap"], ports, interfaces(), buffer_kib)
             tcpdump.start()
             self._tcpdump = tcpdump
-            status.publish(pcap=str(tcpdump.path))
+            progress.publish(pcap=str(tcpdump.path))
 
     def har_events(self, driver: WebDriver) -> list[dict[str, Any]]:
         """The network events the browser logged (read once, before it closes)."""

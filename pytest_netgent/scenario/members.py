@@ -29,9 +29,9 @@ from ..run import RunResult, TimelineEvent, substitute
 from .spec import LoadedScenario, ResolvedMember
 
 if TYPE_CHECKING:
+    from ..replay_settings import ReplaySettings
     from ..runner import BrowserPool
     from ..secrets import Secret
-    from ..settings import Settings
 
 TAIL_BYTES = 2000
 """How much of a command's output a failure report shows (its end)."""
@@ -71,7 +71,7 @@ class Members:
 
     loaded: LoadedScenario
     values: Mapping[str, Any]
-    settings: Settings
+    settings: ReplaySettings
     base_url: str
     pools: Mapping[str, BrowserPool]
     """The browser of each browser member, by name (started already)."""
