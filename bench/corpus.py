@@ -198,7 +198,12 @@ SPEED = [
 def speed(rounds: int) -> list[tuple[str, float, float]]:
     """(item, engine median s, selenium median s) for each app of SPEED."""
     from pytest_netgent.browser.session import BrowserOptions, reset_browser
-    from pytest_netgent.runner import BrowserPool, NetgentBrowser, ReplaySettings, find_workflow
+    from pytest_netgent.replay.runner import (
+        BrowserPool,
+        NetgentBrowser,
+        ReplaySettings,
+        find_workflow,
+    )
 
     out = []
     pool = BrowserPool(BrowserOptions())

@@ -29,9 +29,9 @@ from oracle import OracleChatModel  # noqa: E402
 from fixtures import live, meet, shop, social, vod, wiki  # noqa: E402
 from fixtures.http import AppServer  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions  # noqa: E402
-from pytest_netgent.runner import BrowserPool, NetgentBrowser, ReplaySettings  # noqa: E402
-from pytest_netgent.spec import LoadedWorkflow, load_workflows  # noqa: E402
+from pytest_netgent.replay.runner import BrowserPool, NetgentBrowser, ReplaySettings  # noqa: E402
 from pytest_netgent.synthesis.llm import LLMSynthesiser  # noqa: E402
+from pytest_netgent.workflow.spec import LoadedWorkflow, load_workflows  # noqa: E402
 
 PASSWORD = "netgent-pass"
 

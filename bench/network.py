@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fixtures import serve  # noqa: E402
-from pytest_netgent.conditions import PROFILES  # noqa: E402
+from pytest_netgent.network.conditions import PROFILES  # noqa: E402
 
 QUIET = ["-p", "no:seleniumbase", "-p", "no:langsmith_plugin", "-p", "no:benchmark"]
 QUIET += ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]

@@ -9,8 +9,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from .system.version import __version__ as __version__
+
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first use
-    from .automaton import Action, Automaton, Check, State
+    from .compat.sdk import NetGent, NetGentResult
     from .errors import (
         BrowserError,
         CacheError,
@@ -19,7 +21,14 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first
         SecretError,
         WorkflowSpecError,
     )
-    from .messages import (
+    from .replay.run import RunResult, TimelineEvent
+    from .replay.runner import NetgentBrowser
+    from .synthesis import Context, RecordReport, Synthesiser, Unresolved, Usage
+    from .synthesis.builtin import BuiltinSynthesiser
+    from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
+    from .synthesis.observation import Observation
+    from .workflow.automaton import Action, Automaton, Check, State
+    from .workflow.messages import (
         ActionOutput,
         Decision,
         Element,
@@ -34,58 +43,51 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first
         load_context_from_file,
         save_context_to_file,
     )
-    from .run import RunResult, TimelineEvent
-    from .runner import NetgentBrowser
-    from .sdk import NetGent, NetGentResult
-    from .spec import StateSpec, Workflow, workflow_schema
-    from .synthesis import Context, RecordReport, Synthesiser, Unresolved, Usage
-    from .synthesis.builtin import BuiltinSynthesiser
-    from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
-    from .synthesis.observation import Observation
+    from .workflow.spec import StateSpec, Workflow, workflow_schema
 
 # pytest imports this package to load its plugin on every start: the public names are
 # imported on first use (PEP 562), so a pytest run that never touches them pays nothing.
 _EXPORTS: dict[str, str] = {
-    "Action": ".automaton",
-    "ActionOutput": ".messages",
-    "Automaton": ".automaton",
+    "Action": ".workflow.automaton",
+    "ActionOutput": ".workflow.messages",
+    "Automaton": ".workflow.automaton",
     "BrowserError": ".errors",
     "BuiltinSynthesiser": ".synthesis.builtin",
     "CacheError": ".errors",
-    "Check": ".automaton",
+    "Check": ".workflow.automaton",
     "Context": ".synthesis",
-    "Decision": ".messages",
-    "Element": ".messages",
-    "ExecutedState": ".messages",
+    "Decision": ".workflow.messages",
+    "Element": ".workflow.messages",
+    "ExecutedState": ".workflow.messages",
     "LLMSynthesiser": ".synthesis.llm",
-    "Message": ".messages",
-    "Metadata": ".messages",
-    "NetGent": ".sdk",
-    "NetGentResult": ".sdk",
-    "NetgentBrowser": ".runner",
+    "Message": ".workflow.messages",
+    "Metadata": ".workflow.messages",
+    "NetGent": ".compat.sdk",
+    "NetGentResult": ".compat.sdk",
+    "NetgentBrowser": ".replay.runner",
     "NetgentError": ".errors",
     "Observation": ".synthesis.observation",
     "RecordReport": ".synthesis",
-    "Reflection": ".messages",
+    "Reflection": ".workflow.messages",
     "ReplayError": ".errors",
-    "RunResult": ".run",
+    "RunResult": ".replay.run",
     "SecretError": ".errors",
-    "State": ".automaton",
-    "StatePrompt": ".messages",
-    "StateSpec": ".spec",
+    "State": ".workflow.automaton",
+    "StatePrompt": ".workflow.messages",
+    "StateSpec": ".workflow.spec",
     "Synthesiser": ".synthesis",
     "TieredSynthesiser": ".synthesis.llm",
-    "TimelineEvent": ".run",
-    "Toolcall": ".messages",
+    "TimelineEvent": ".replay.run",
+    "Toolcall": ".workflow.messages",
     "Unresolved": ".synthesis",
     "Usage": ".synthesis",
-    "Workflow": ".spec",
+    "Workflow": ".workflow.spec",
     "WorkflowSpecError": ".errors",
-    "format_context": ".messages",
-    "format_context_without_reflection": ".messages",
-    "load_context_from_file": ".messages",
-    "save_context_to_file": ".messages",
-    "workflow_schema": ".spec",
+    "format_context": ".workflow.messages",
+    "format_context_without_reflection": ".workflow.messages",
+    "load_context_from_file": ".workflow.messages",
+    "save_context_to_file": ".workflow.messages",
+    "workflow_schema": ".workflow.spec",
 }
 
 
@@ -144,5 +146,3 @@ __all__ = [
     "save_context_to_file",
     "workflow_schema",
 ]
-
-__version__ = "0.1.0"

@@ -12,7 +12,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["schema"]:
-        from .spec import workflow_schema
+        from .workflow.spec import workflow_schema
 
         print(json.dumps(workflow_schema(), indent=2))
         return 0

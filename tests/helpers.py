@@ -14,9 +14,9 @@ from typing import Any
 import dpkt
 import pytest
 
-from pytest_netgent import store
-from pytest_netgent.automaton import Automaton, State
-from pytest_netgent.runner import find_workflow
+from pytest_netgent.replay.runner import find_workflow
+from pytest_netgent.workflow import store
+from pytest_netgent.workflow.automaton import Automaton, State
 
 BIG = 1_000_000  # bytes of the big page: 8 Mbit, four seconds at 2 Mbit/s
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netgent import atomic
 from pytest_netgent.capture.manifest import write_manifest
 from pytest_netgent.capture.pcap import merge_pcaps
 from pytest_netgent.scenario.flows import Flow, write_flows
+from pytest_netgent.system import atomic
 
 ROW = {
     "item": "suite/a.yaml::a",

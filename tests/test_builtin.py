@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from pytest_netgent import NetgentBrowser
-from pytest_netgent.spec import StateSpec
 from pytest_netgent.synthesis import Context, Unresolved
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, parse_target
 from pytest_netgent.synthesis.observation import Observation, observe
+from pytest_netgent.workflow.spec import StateSpec
 
 STATE = StateSpec(name="S", actions=["x"], end="done")
 

@@ -21,11 +21,11 @@ from typing import Any
 import dpkt
 import pytest
 
-from pytest_netgent import netns
 from pytest_netgent.capture import parse_modes
 from pytest_netgent.capture.files import Window
 from pytest_netgent.capture.netlog import split_netlog
 from pytest_netgent.capture.pcap import merge_pcaps
+from pytest_netgent.network import netns
 
 from .helpers import QUIET, Pcap, Project, element, read_csv, read_pcap, read_rows
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_netgent import load_context_from_file
-from pytest_netgent.cli import main
+from pytest_netgent.compat.cli import main
 
 from .helpers import QUIET, Project
 
@@ -318,7 +318,7 @@ def test_console_script_help_and_version() -> None:
     assert done.returncode == 0
     assert "-e STATES.json [CREDENTIALS ...]" in done.stdout and "Exit status" in done.stdout
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_netgent.cli", "-e"], capture_output=True, text=True
+        [sys.executable, "-m", "pytest_netgent.compat.cli", "-e"], capture_output=True, text=True
     )
     assert done.returncode == 2
 

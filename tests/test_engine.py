@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from pytest_netgent import NetgentBrowser, ReplayError, State, Workflow
-from pytest_netgent.automaton import Action, Check
 from pytest_netgent.browser.page import evaluate
+from pytest_netgent.workflow.automaton import Action, Check
 
 from .helpers import QUIET, css, element, url_is
 

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_netgent import secrets
 from pytest_netgent.browser import guard
+from pytest_netgent.workflow import secrets
 
 from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, url_is
 
@@ -124,7 +124,7 @@ def test_a_guard_that_cannot_be_installed_keeps_the_run_from_starting(
         def __init__(self, endpoint: str) -> None:
             raise ConnectionRefusedError(111, "Connection refused")
 
-    monkeypatch.setattr("pytest_netgent.runner.NavigationGuard", Refused)
+    monkeypatch.setattr("pytest_netgent.replay.runner.NavigationGuard", Refused)
     result = project.run()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from pytest_netgent import store
-from pytest_netgent.automaton import Automaton, State
+from pytest_netgent.workflow import store
+from pytest_netgent.workflow.automaton import Automaton, State
 
 from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project, kill_conftest, leftovers
 
@@ -666,7 +666,7 @@ def test_the_netgent_command_checks_its_arguments_before_running(
 ) -> None:  # fmt: skip
     from fnmatch import fnmatch
 
-    from pytest_netgent.cli import main
+    from pytest_netgent.compat.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "s.json").write_text('[{"name": "A", "checks": [], "end_state": "x"}]')
@@ -945,8 +945,8 @@ def test_forty_thousand_never_matching_states_replay(project: Project) -> None:
 
 
 def test_states_keep_their_declared_order_whatever_order_they_come_in() -> None:
-    from pytest_netgent.engine import Engine
-    from pytest_netgent.run import RunSettings
+    from pytest_netgent.replay.engine import Engine
+    from pytest_netgent.replay.run import RunSettings
 
     def named(name: str) -> State:
         return State.model_validate({"name": name, "checks": []})
@@ -1024,7 +1024,7 @@ def test_a_lock_folder_that_is_not_the_users_own_is_refused(
 def test_a_filled_value_is_never_filled_again() -> None:
     """``{name}`` and NetGent's ``%name%`` are filled in one pass: a password that holds
     ``%user%`` (or a query that holds ``{user}``) is typed as it is, not filled again."""
-    from pytest_netgent.run import substitute
+    from pytest_netgent.replay.run import substitute
 
     values = {"password": "p%user%x", "query": "a{user}b", "user": "alice"}
     assert substitute("{password}", values) == "p%user%x"
@@ -1086,7 +1086,7 @@ def test_a_secret_stays_out_of_a_traceback_with_locals(
 def test_a_secret_shows_its_name_only() -> None:
     import pickle
 
-    from pytest_netgent.secrets import Secret
+    from pytest_netgent.workflow.secrets import Secret
 
     secret = Secret("password", SECRET)
     assert repr(secret) == str(secret) == f"{secret}" == "{password}"

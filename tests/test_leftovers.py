@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from pytest_netgent import leftovers
 from pytest_netgent.browser.session import BrowserOptions, start_browser
-from pytest_netgent.network.plugin import unavailable
+from pytest_netgent.plugin.shaping import unavailable
+from pytest_netgent.system import leftovers
 
 from .helpers import QUIET, Project, css, element
 
@@ -92,7 +92,7 @@ def watcher_of(pid: int) -> int:
             with contextlib.suppress(OSError):
                 args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
                 mine = any(arg.startswith(f"{pid}.".encode()) for arg in args)
-                if b"pytest_netgent.leftovers" in args and mine:
+                if b"pytest_netgent.system.leftovers" in args and mine:
                     return int(entry)
     raise AssertionError(f"pytest {pid} has no watcher")
 
@@ -330,8 +330,7 @@ def test_a_dead_workers_table_and_chain_are_removed_though_its_pid_runs_again(
     """A worker killed outright left its NAT table and mangle chain, named after its pid;
     another process now runs under that pid (here: this test's own). The next worker's
     sweep removes them: only a running owner's ledger keeps a host object."""
-    from pytest_netgent import netns
-    from pytest_netgent.network import link
+    from pytest_netgent.network import link, netns
 
     # this test runs on the host's network: the host is where it is
     monkeypatch.setattr(netns, "in_host", lambda *command, text="": netns._run(command, text))

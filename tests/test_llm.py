@@ -408,10 +408,10 @@ def test_a_failing_model_is_its_own_cause(project: Project, error: str, shown: s
 def test_the_model_may_not_open_a_page_it_writes_itself(url: str) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from pytest_netgent.messages import ActionOutput
     from pytest_netgent.synthesis import Context, Unresolved
     from pytest_netgent.synthesis.llm import LLMSynthesiser
     from pytest_netgent.synthesis.observation import Observation
+    from pytest_netgent.workflow.messages import ActionOutput
 
     synth = LLMSynthesiser(FakeListChatModel(responses=["{}"]))
     output = ActionOutput(action="navigate", params={"url": url}, reasoning="go")

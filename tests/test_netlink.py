@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 import pytest_netgent
-from pytest_netgent import netns
-from pytest_netgent.network.plugin import unavailable
+from pytest_netgent.network import netns
+from pytest_netgent.plugin.shaping import unavailable
 
 needs_namespaces = pytest.mark.skipif(bool(netns.unavailable()), reason=netns.unavailable())
 needs_shaping = pytest.mark.skipif(bool(unavailable("")), reason=unavailable(""))
@@ -68,7 +68,7 @@ phases = {}
 atexit.register(lambda: print(json.dumps({"phases": phases, "calls_at_exit": calls}), flush=True))
 
 from pytest_netgent import netns
-from pytest_netgent.conditions import parse
+from pytest_netgent.network.conditions import parse
 from pytest_netgent.network.link import Link
 
 assert netns.isolate() == ""
@@ -187,7 +187,7 @@ NETEM_WORKER = """
 import json, subprocess
 
 from pytest_netgent import leftovers, netns
-from pytest_netgent.conditions import parse
+from pytest_netgent.network.conditions import parse
 from pytest_netgent.network import netem, netlink
 from pytest_netgent.network.link import Link
 

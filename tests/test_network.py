@@ -16,9 +16,9 @@ from typing import Any
 import dpkt
 import pytest
 
-from pytest_netgent.conditions import PROFILES, parse
 from pytest_netgent.network import netem
-from pytest_netgent.network.plugin import unavailable
+from pytest_netgent.network.conditions import PROFILES, parse
+from pytest_netgent.plugin.shaping import unavailable
 
 from .helpers import BIG, Pcap, Project, element, read_pcap, read_rows
 

@@ -1,4 +1,5 @@
-"""The code base stays ruff- and mypy-clean: checked with the tests, so CI enforces it."""
+"""The code base stays ruff- and mypy-clean and in its layers: checked with the tests, so
+CI enforces it."""
 
 from __future__ import annotations
 
@@ -25,6 +26,14 @@ def test_tool_is_clean(command: list[str]) -> None:
         [sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_imports_keep_to_their_layers() -> None:
+    """import-linter's layers contract (pyproject.toml): no module imports from a layer
+    above its own, so the house stays in the layers docs/architecture.md draws."""
+    script = Path(sys.executable).parent / "lint-imports"
+    done = subprocess.run([str(script)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "1 kept, 0 broken" in done.stdout, done.stdout + done.stderr
 
 
 def test_the_lower_bounds_are_the_releases_tox_tests() -> None:
@@ -77,3 +86,11 @@ def test_the_packaging_holds_no_install_to_the_corpus_and_builds_its_license() -
     addopts = pyproject["tool"]["pytest"]["ini_options"]["addopts"].split()
     (report,) = [o for o in addopts if o.startswith("-r")]
     assert set("fEs") <= set(report[2:]), report
+
+
+def test_the_package_says_the_version_pyproject_names() -> None:
+    import tomllib
+
+    from pytest_netgent import __version__
+
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] == __version__

@@ -19,8 +19,8 @@ from pathlib import Path
 import dpkt
 import pytest
 
-from pytest_netgent import netns
-from pytest_netgent.network.plugin import unavailable as shaping_unavailable
+from pytest_netgent.network import netns
+from pytest_netgent.plugin.shaping import unavailable as shaping_unavailable
 
 from .helpers import QUIET, Pcap, Project, element, leftovers, read_pcap, read_rows
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pyte
 
-from pytest_netgent.status import status_lines
+from pytest_netgent.plugin.status import status_lines
 
 from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project
 

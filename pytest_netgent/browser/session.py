@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import BrowserError
-from ..leftovers import end_profile_processes, owned_env
+from ..system.leftovers import end_profile_processes, owned_env
 from .tempdir import SOCKET_MAX, SOCKET_TAIL, browser_temp, socket_room
 
 if TYPE_CHECKING:
@@ -350,7 +350,7 @@ def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDri
         from seleniumbase import Driver
         from seleniumbase.config import settings as sb_settings
     except ImportError:
-        from ..extras import UC_MISSING
+        from ..system.extras import UC_MISSING
 
         raise BrowserError(UC_MISSING) from None
     # SeleniumBase downloads a driver when its driver folder has none, and patches the

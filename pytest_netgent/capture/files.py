@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import atomic
+from ..system import atomic
 from . import FILES
 
 

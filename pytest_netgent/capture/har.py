@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .. import __version__
+from ..system.version import __version__
 from .cookies import request_cookies, response_cookies
 
 Redact = Callable[[str], str]

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
-    from ..run import RunResult
-    from ..secrets import Secret
+    from ..replay.run import RunResult
+    from ..workflow.secrets import Secret
 
-from .. import progress
 from ..browser.session import browser_ports
+from ..system import progress
 from . import FILES, CaptureError, CaptureSettings
 from .files import Window, files_of, iso_time, relative_to, write_json
 from .pcap import Tcpdump
@@ -71,7 +71,7 @@ class ItemCapture:
         if "har" in self.settings.modes and driver is not None:
             self.har_events(driver)
         if self.settings.pcap:
-            from ..netns import interfaces
+            from ..network.netns import interfaces
 
             self._captured_packets = True
             ports = [*exclude_ports, *(browser_ports(driver) if driver is not None else [])]
@@ -99,7 +99,7 @@ class ItemCapture:
     def follow_interfaces(self) -> None:
         """Capture on interfaces that came up since the start (the namespace's uplink)."""
         if self._tcpdump is not None:
-            from ..netns import interfaces
+            from ..network.netns import interfaces
 
             self._tcpdump.add(interfaces())
 
@@ -107,7 +107,7 @@ class ItemCapture:
         """Stop the packet capture once the item's connections have closed (at most a
         second after the browser dropped them), so their last packets are the item's."""
         if self._tcpdump is not None:
-            from ..netns import isolated, settle
+            from ..network.netns import isolated, settle
 
             tcpdump, self._tcpdump = self._tcpdump, None
             if isolated():
@@ -123,7 +123,7 @@ class ItemCapture:
         secrets: Mapping[str, str | Secret],
     ) -> None:
         """Write the timeline, the HAR, the video samples and ``item.json``."""
-        from ..secrets import Redactor
+        from ..workflow.secrets import Redactor
         from .har import build_har
 
         redact = Redactor(secrets)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .. import atomic
+from ..system import atomic
 from . import FILES
 from .files import files_of
 

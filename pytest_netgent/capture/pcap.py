@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     pass
 
 
-from .. import atomic
-from ..leftovers import owned_env
+from ..system import atomic
+from ..system.leftovers import owned_env
 from . import CaptureError
 
 

@@ -1,5 +1,6 @@
-"""Network conditions on the wire, per item: :mod:`.link` puts a
-:class:`~pytest_netgent.conditions.Condition` on the worker's namespace, :mod:`.plugin`
+"""Network conditions on the wire, per item (:mod:`.conditions` parses them):
+:mod:`.netns` gives each worker a namespace of its own; :mod:`.link` puts a
+:class:`~.conditions.Condition` on the worker's namespace, :mod:`pytest_netgent.plugin.shaping`
 decides which condition each item gets and holds it around the item's browser. Below
 them: :mod:`.netlink` makes links, addresses, routes and queues over netlink (pyroute2),
 :mod:`.netem` tells whether the kernel has netem, :mod:`.forwarding` switches the host's

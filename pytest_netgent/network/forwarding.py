@@ -18,7 +18,7 @@ already keeps it, untouched. A worker killed outright leaves the file: the next 
 that is the last one restores it.
 
 Every function here runs on a thread in the host's namespace
-(:func:`~pytest_netgent.netns.host_call`): ``/proc/sys/net`` shows the calling
+(:func:`~pytest_netgent.network.netns.host_call`): ``/proc/sys/net`` shows the calling
 thread's namespace.
 """
 
@@ -33,7 +33,7 @@ import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .. import atomic
+from ..system import atomic
 
 STATE = Path("/run")
 """Where the values before the first uplink, and the lock, are kept."""

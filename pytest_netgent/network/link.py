@@ -33,7 +33,7 @@ reading an NFQUEUE of the host's).
 Links, qdiscs and classes are made over netlink (:mod:`.netlink`), not by ``ip`` or
 ``tc``; the iptables rules go in as one ``iptables-restore`` batch. :meth:`Link.clear`
 removes all of it. Linux only, as root, inside a namespace of this process's own
-(:func:`~pytest_netgent.netns.isolate`): the host's loopback is never touched, and on
+(:func:`~pytest_netgent.network.netns.isolate`): the host's loopback is never touched, and on
 the host only the worker's own end of its veth pair, its ifb and a mangle chain
 ``NETGENT-<pid>`` for it.
 """
@@ -53,9 +53,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from .. import leftovers
-from ..conditions import Condition
+from ..system import leftovers
 from . import netem
+from .conditions import Condition
 from .netlink import Netlink, opened
 
 UP_MARK, DOWN_MARK = 0x4E4701, 0x4E4702
@@ -117,7 +117,7 @@ class Link:
     def apply(self, condition: Condition, control_ports: Iterable[int]) -> None:
         """Put ``condition`` on the wire, leaving ``control_ports`` (WebDriver, DevTools)
         unshaped; OSError says what failed (nothing stays applied then)."""
-        from .. import netns
+        from . import netns
 
         if not netns.isolated():
             raise OSError("not in a network namespace of its own: the host is never shaped")
@@ -157,7 +157,7 @@ class Link:
         host's namespace), which carries only the sites' traffic: the uplink's rate on
         the way out of here; the downlink's rate, and the uplink's loss and delay, on the
         host's side; the downlink's loss and delay on the way in here."""
-        from .. import netns
+        from . import netns
 
         outer = "ngh" + inner.removeprefix("ngw")
         delayed = condition.delay or condition.jitter
@@ -205,7 +205,7 @@ class Link:
         netns.in_host("iptables-restore", "--noflush", text=_table(_host_chain(inner), there))
 
     def _clear_uplinks(self) -> None:
-        from .. import netns
+        from . import netns
 
         for inner in self._uplinks:
             outer = "ngh" + inner.removeprefix("ngw")
@@ -311,7 +311,7 @@ def _sweep_host_chains() -> None:
     """Remove the host's mangle chains (``NETGENT-<pid>``) and their jumps that workers
     killed outright left behind (a worker removes its own when it ends): those no running
     process lists in its ledger, whatever runs under their pid now."""
-    from .. import netns
+    from . import netns
 
     with contextlib.suppress(OSError):
         rules = netns.in_host("iptables", "-w", "-t", "mangle", "-S")

@@ -24,7 +24,7 @@ import functools
 import threading
 from typing import Protocol
 
-from ..conditions import Condition
+from .conditions import Condition
 from .kernel import CLONE_NEWNET, unshare
 
 LIMIT = 65536

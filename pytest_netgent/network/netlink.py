@@ -3,7 +3,7 @@
 
 A :class:`Netlink` talks to the network namespace of the thread that opened it: pyroute2
 opens its socket in the calling thread's namespace (one socket per thread), so each one
-is opened, used and closed in one thread (:func:`~pytest_netgent.netns.host_call` runs a
+is opened, used and closed in one thread (:func:`~pytest_netgent.network.netns.host_call` runs a
 block in the host's namespace). pyroute2 is imported here only, when a namespace gets its
 uplink or a condition, so a pytest start never pays for it.
 """

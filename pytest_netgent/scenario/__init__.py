@@ -5,5 +5,5 @@ item, with every flow of the captured traffic labelled by the member that opened
 - :mod:`.members`: the members run side by side, stopped together;
 - :mod:`.owners`: which member's process opened each flow (the kernel's record);
 - :mod:`.flows`: the pcap's flows and ``flows.csv``;
-- :mod:`.item`: the test item, its browsers, condition and captures.
+- the test item, its browsers, condition and captures: :mod:`pytest_netgent.plugin.scenarios`.
 """

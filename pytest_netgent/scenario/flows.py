@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import atomic
 from ..capture.pcap import _pcap_records
+from ..system import atomic
 from .owners import Opened, ip_five_tuple
 
 FLOWS_FILE = "flows.csv"

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError, display_path, heal_command
-from ..leftovers import end_marked, owned_env
-from ..run import RunResult, TimelineEvent, substitute
+from ..replay.run import RunResult, TimelineEvent, substitute
+from ..system.leftovers import end_marked, owned_env
 from .spec import LoadedScenario, ResolvedMember
 
 if TYPE_CHECKING:
-    from ..replay_settings import ReplaySettings
-    from ..runner import BrowserPool
-    from ..secrets import Secret
+    from ..replay.runner import BrowserPool
+    from ..replay.settings import ReplaySettings
+    from ..workflow.secrets import Secret
 
 TAIL_BYTES = 2000
 """How much of a command's output a failure report shows (its end)."""
@@ -159,7 +159,7 @@ class Members:
     # ------------------------------------------------------------------ browsers
 
     def _browser(self, member: ResolvedMember) -> None:
-        from ..runner import NetgentBrowser
+        from ..replay.runner import NetgentBrowser
 
         outcome = self.outcomes[member.name]
         assert member.loaded is not None
@@ -376,7 +376,7 @@ def member_params(member: ResolvedMember, values: Mapping[str, Any]) -> dict[str
 def shell_fill(command: str, values: Mapping[str, Any]) -> str:
     """``command`` with its ``{name}`` placeholders filled, each value quoted for the shell
     as one word (a value cannot add commands or options of its own)."""
-    from ..spec import PLACEHOLDER
+    from ..workflow.spec import PLACEHOLDER
 
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)

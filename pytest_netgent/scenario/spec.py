@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import WorkflowSpecError
-from ..spec import (
+from ..workflow.spec import (
     PLACEHOLDER,
     RESERVED_NAMES,
     LoadedWorkflow,
@@ -116,7 +116,7 @@ class Scenario(BaseModel):
     def _network(cls, value: str | None) -> str | None:
         if value is None or "{" in value:
             return value
-        from ..conditions import parse
+        from ..network.conditions import parse
 
         parse(value, "")
         return value

@@ -4,7 +4,7 @@ A :class:`Synthesiser` answers three questions, as NetGent's state synthesis and
 agent do: which state prompt applies to the page (:meth:`~Synthesiser.select_state`),
 which checks recognise it (:meth:`~Synthesiser.define_triggers`), and which browser
 actions carry out one instruction of it (:meth:`~Synthesiser.resolve_instruction`). The
-record loop in :mod:`pytest_netgent.recorder` asks these questions and executes the
+record loop in :mod:`pytest_netgent.replay.recorder` asks these questions and executes the
 answers; implementations only decide.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..automaton import Action, Check
-from ..spec import StateSpec
+from ..workflow.automaton import Action, Check
+from ..workflow.spec import StateSpec
 from .observation import Observation
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from ..automaton import Action, Check
 from ..browser.session import NETGENT_START_PAGE, START_PAGES
-from ..spec import PLACEHOLDER, StateSpec
+from ..workflow.automaton import Action, Check
+from ..workflow.spec import PLACEHOLDER, StateSpec
 from . import Context, Unresolved, Usage
 from .elements import element_kind, first_stable, heading_for, locate, locator, resolve
 from .observation import Observation, ObservedElement

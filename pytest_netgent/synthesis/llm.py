@@ -28,10 +28,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..automaton import Action, Check
 from ..errors import ModelError
-from ..messages import ActionOutput, Toolcall, format_context
-from ..spec import StateSpec
+from ..workflow.automaton import Action, Check
+from ..workflow.messages import ActionOutput, Toolcall, format_context
+from ..workflow.spec import StateSpec
 from . import Context, Unresolved, Usage
 from .builtin import BuiltinSynthesiser
 from .elements import locator

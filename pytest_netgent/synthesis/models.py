@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..extras import ModelSpecError, check_model_spec, installed
+from ..system.extras import ModelSpecError, check_model_spec, installed
 
 __all__ = ["ModelSpecError", "load_model"]
 

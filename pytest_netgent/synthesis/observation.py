@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..messages import Element, Metadata
+from ..workflow.messages import Element, Metadata
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -70,7 +70,7 @@ class ObservedElement(BaseModel):
         return self.selectors[0] if self.selectors else None
 
     def to_element(self) -> Element:
-        """This element as NetGent's :class:`~pytest_netgent.messages.Element` message."""
+        """This element as NetGent's :class:`~pytest_netgent.workflow.messages.Element` message."""
         css = next((s.selector for s in self.selectors if s.by == "css selector"), None)
         box = self.box
         return Element(
@@ -127,7 +127,7 @@ class Observation(BaseModel):
         return next((e for e in self.elements if e.mmid == mmid), None)
 
     def to_metadata(self, timestamp: int) -> Metadata:
-        """This observation as NetGent's :class:`~pytest_netgent.messages.Metadata`."""
+        """This observation as NetGent's :class:`~pytest_netgent.workflow.messages.Metadata`."""
         return Metadata(
             timestamp=timestamp,
             elements={e.mmid: e.to_element().model_dump(exclude_none=True) for e in self.elements},

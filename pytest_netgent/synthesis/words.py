@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..automaton import Action
-from ..spec import PLACEHOLDER
+from ..workflow.automaton import Action
+from ..workflow.spec import PLACEHOLDER
 from . import Context
 
 ORDINALS = {

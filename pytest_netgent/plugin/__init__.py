@@ -1,0 +1,332 @@
+"""The pytest plugin: options, configuration and fixtures.
+
+Heavy modules (selenium) are imported only when a browser is first needed, so
+``pytest --help`` and collection stay fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..capture import CaptureSettings
+from ..errors import BrowserError
+from .keys import (
+    CAPTURE_PLUGIN,
+    NETWORK_PLUGIN,
+    RUN_SECONDS_PROPERTY,
+    STATES_PROPERTY,
+    WORKFLOW_SUFFIXES,
+    record_log_key,
+    result_key,
+    settings_key,
+    swept_key,
+)
+from .options import count, http_url, positive_float, window_size
+from .options import pytest_addoption as pytest_addoption  # the hook lives there
+from .pool import browser_pool
+from .pool import pytest_runtest_protocol as pytest_runtest_protocol  # the hooks live there
+from .pool import pytest_sessionfinish as pytest_sessionfinish
+from .settings import Settings
+
+# pytest imports this module on every start: the workflow machinery (pydantic models,
+# YAML, the engine, Selenium) is imported where it is first needed, never here.
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from ..replay.runner import BrowserPool, NetgentBrowser
+    from ..synthesis import Synthesiser
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import newhooks
+
+    pluginmanager.add_hookspecs(newhooks)
+
+
+def _setting(config: pytest.Config, name: str) -> Any:
+    """Command line first, then the ini file (its default included)."""
+    value = config.getoption(name)
+    return value if value not in (None, "") else config.getini(name)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from ..browser.session import BrowserOptions
+    from ..system import leftovers
+
+    leftovers.set_project(config.rootpath)
+    if getattr(config, "workerinput", None) is None:  # before any worker makes its own
+        config.stash[swept_key] = leftovers.sweep()
+
+    config.addinivalue_line("markers", "netgent: a workflow item collected by pytest-netgent")
+    timeout = _setting(config, "netgent_state_timeout")
+    if isinstance(timeout, str):
+        timeout = positive_float("ini netgent_state_timeout")(timeout)
+    artifacts = Path(_setting(config, "netgent_artifacts"))
+    if not artifacts.is_absolute():
+        artifacts = config.rootpath / artifacts
+    if artifacts.exists() and not artifacts.is_dir():
+        raise pytest.UsageError(
+            f"--netgent-artifacts {artifacts} is a file, not a folder: point it at a folder "
+            "(it is created if missing)"
+        )
+    remote = http_url("ini netgent_remote")(_setting(config, "netgent_remote"))
+    retries = count("ini netgent_remote_retries")(_setting(config, "netgent_remote_retries"))
+    profile: Path | None = None
+    if _setting(config, "netgent_user_data_dir"):
+        profile = Path(_setting(config, "netgent_user_data_dir")).expanduser()
+        if not profile.is_absolute():
+            profile = config.invocation_params.dir / profile
+        if not profile.is_dir():
+            raise pytest.UsageError(
+                f"--netgent-user-data-dir {profile}: no such folder; make a profile with "
+                "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
+            )
+    _check_extras(config)
+    capture = CaptureSettings()
+    if (
+        config.getoption("netgent_capture")
+        or config.getini("netgent_capture")
+        or (config.getoption("netgent_sslkeylog"))
+    ):
+        from .capturing import capture_settings
+
+        capture = capture_settings(config, artifacts, remote)
+    config.stash[settings_key] = Settings(
+        browser=BrowserOptions(
+            headless=not config.getoption("netgent_headed"),
+            uc=config.getoption("netgent_uc"),
+            args=[
+                *config.getini("netgent_browser_args"),
+                *config.getoption("netgent_browser_args"),
+            ],
+            chromium=_setting(config, "netgent_chromium"),
+            chromedriver=_setting(config, "netgent_chromedriver"),
+            remote=remote,
+            remote_retries=retries,
+            network_events="har" in capture.modes,
+        ),
+        capture=capture,
+        profile=profile,
+        state_timeout=timeout,
+        artifacts=artifacts,
+        base_url=http_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
+        record=config.getoption("netgent_record") or "",
+        rootdir=config.rootpath,
+        window=_configured_window(config),
+    )
+    from .shaping import NetworkPlugin
+
+    network = NetworkPlugin.configure(config, config.stash[settings_key], remote)
+    config.pluginmanager.register(network, NETWORK_PLUGIN)
+    if capture.on:
+        from .capturing import CaptureLog, CapturePlugin
+
+        config.pluginmanager.register(CapturePlugin(config.stash[settings_key]), CAPTURE_PLUGIN)
+        if getattr(config, "workerinput", None) is None:
+            config.pluginmanager.register(CaptureLog(capture), "netgent-capture-log")
+    from .plugins_compat import PluginsCompat  # pytest-html, -rerunfailures, -repeat
+
+    config.pluginmanager.register(PluginsCompat(), "netgent-plugins-compat")
+    from .status import StatusPlugin  # the live status lines
+
+    config.pluginmanager.register(StatusPlugin(config), "netgent-status")
+    if config.getoption("netgent_record"):
+        from ..replay.recorder import RecordLog
+
+        log = RecordLog()
+        config.stash[record_log_key] = log
+        config.pluginmanager.register(log, "netgent-record-log")
+
+
+def _configured_window(config: pytest.Config) -> tuple[int, int] | None:
+    value = _setting(config, "netgent_window_size")
+    if isinstance(value, str):
+        return window_size("ini netgent_window_size")(value) if value else None
+    return value  # type: ignore[no-any-return]
+
+
+def _check_extras(config: pytest.Config) -> None:
+    """A feature asked for whose extra is not installed is a usage error naming the
+    install line, before anything runs."""
+    from ..system.extras import UC_MISSING, ModelSpecError, check_model_spec, installed
+
+    if config.getoption("netgent_uc") and not installed("seleniumbase"):
+        raise pytest.UsageError(UC_MISSING)
+    llm = config.getoption("netgent_llm")
+    spec = str(llm if llm else config.getini("netgent_llm"))
+    option = "--netgent-llm" if llm else "ini netgent_llm"
+    try:
+        check_model_spec(spec, option)
+        if config.getoption("netgent_record") and spec.strip() not in ("", "builtin"):
+            from ..synthesis.models import load_model
+
+            load_model(spec, option)  # a model that cannot load stops the session now
+    except ModelSpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for line in session.config.stash.get(swept_key, []):
+        if reporter is not None:
+            reporter.write_line(f"netgent: removed what an ended run left behind, {line}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    log = config.stash.get(record_log_key, None)
+    if log is not None:
+        config.pluginmanager.unregister(log)
+        del config.stash[record_log_key]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    result = item.stash.get(result_key, None)
+    if call.when == "call" and result is not None:
+        # the engine's own time: what the item took beyond it is the plugin's overhead
+        elapsed = result.timeline[-1].elapsed if result.timeline else 0.0
+        # on the item too: junitxml writes the properties of the teardown report, which
+        # copies the item's
+        for prop in (
+            (RUN_SECONDS_PROPERTY, round(elapsed, 4)),
+            (STATES_PROPERTY, " > ".join(result.states_visited)),
+        ):
+            report.user_properties.append(prop)
+            item.user_properties.append(prop)
+    if call.when == "call" and result is not None and result.record is not None:
+        from ..replay.recorder import RECORD_PROPERTY
+
+        # user_properties travel with the report from xdist workers to the controller
+        record = result.record
+        usage = record.usage
+        report.user_properties.append(
+            (
+                RECORD_PROPERTY,
+                {
+                    "item": item.nodeid,
+                    "synthesised": record.synthesised,
+                    "healed": record.healed,
+                    "written": record.written,
+                    "proposed": record.proposed,
+                    "builtin_steps": usage.builtin_steps,
+                    "llm_steps": usage.llm_steps,
+                    "llm_calls": usage.llm_calls,
+                    "tokens": usage.input_tokens + usage.output_tokens,
+                },
+            )
+        )
+    return report
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name.endswith(WORKFLOW_SUFFIXES):
+        from .collect import WorkflowFile
+
+        return WorkflowFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.fixture(scope="session")
+def netgent_settings(pytestconfig: pytest.Config) -> Settings:
+    """The run-wide settings (browser options, state timeout, artifacts folder)."""
+    return pytestconfig.stash[settings_key]
+
+
+@pytest.fixture(scope="session")
+def netgent_browser_pool(pytestconfig: pytest.Config) -> Iterator[BrowserPool]:
+    """This process's browser (one per xdist worker), started on first use; with
+    ``--netgent-user-data-dir``, on this worker's own copy of the profile. Closed after
+    this process's last item, outside that item's time (see :mod:`.pool`)."""
+    yield browser_pool(pytestconfig)
+
+
+@pytest.fixture
+def netgent_base_url(request: pytest.FixtureRequest, netgent_settings: Settings) -> str:
+    """``{base_url}``: --netgent-base-url, ini netgent_base_url, or a ``base_url`` fixture."""
+    if netgent_settings.base_url:
+        return netgent_settings.base_url
+    try:
+        return str(request.getfixturevalue("base_url") or "")
+    except pytest.FixtureLookupError:
+        return ""
+
+
+@pytest.fixture(scope="session")
+def netgent_llm(pytestconfig: pytest.Config) -> BaseChatModel | None:
+    """The chat model record mode uses (None: builtin rules only). Override this fixture
+    in a conftest.py to supply one; plain replay never requests it."""
+    from ..synthesis.models import ModelSpecError, load_model
+
+    try:
+        return load_model(str(_setting(pytestconfig, "netgent_llm")))
+    except ModelSpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.fixture
+def netgent_synthesiser(
+    pytestconfig: pytest.Config, netgent_llm: BaseChatModel | None
+) -> Synthesiser:
+    """The synthesiser of one record-mode item: what the ``pytest_netgent_make_synthesiser``
+    hook returns, else builtin rules, then the LLM if any."""
+    from ..synthesis import build_synthesiser
+
+    custom: Synthesiser | None = pytestconfig.hook.pytest_netgent_make_synthesiser(
+        config=pytestconfig, llm=netgent_llm
+    )
+    if custom is not None:
+        return custom
+    calls = count("ini netgent_llm_calls")(str(_setting(pytestconfig, "netgent_llm_calls")))
+    tokens = count("ini netgent_llm_tokens")(str(_setting(pytestconfig, "netgent_llm_tokens")))
+    return build_synthesiser(netgent_llm, max_calls=calls, max_tokens=tokens)
+
+
+@pytest.fixture
+def netgent_browser(
+    request: pytest.FixtureRequest,
+    netgent_browser_pool: BrowserPool,
+    netgent_settings: Settings,
+    netgent_base_url: str,
+) -> Iterator[NetgentBrowser]:
+    """A browser reset for this test (no cookies, storage or extra tabs afterwards).
+
+    ``.driver`` is the Selenium WebDriver; ``.run(file, name)`` replays a workflow and
+    returns its :class:`~pytest_netgent.RunResult`. With ``--netgent-capture`` the test's
+    traffic is captured into its own folder, and the browser's caches and connections are
+    dropped after it.
+    """
+    from .shaping import network_plugin
+
+    if netgent_settings.capture.on:
+        from .capturing import capture_plugin
+
+        browsers = capture_plugin(request.config).browser(
+            request.node, netgent_browser_pool, netgent_base_url
+        )
+    else:
+        browsers = _plain_browser(netgent_browser_pool, netgent_settings, netgent_base_url)
+    yield from network_plugin(request.config).around(
+        request.node, netgent_browser_pool, browsers, netgent_base_url
+    )
+
+
+def _plain_browser(
+    pool: BrowserPool, settings: Settings, base_url: str
+) -> Generator[NetgentBrowser, None, None]:
+    try:
+        pool.start()  # now: a browser that cannot start errors the setup
+    except BrowserError as exc:
+        pytest.fail(exc.report(), pytrace=False)
+    from ..replay.runner import NetgentBrowser
+
+    browser = NetgentBrowser(pool, settings, base_url)
+    yield browser
+    pool.reset(browser.origins)

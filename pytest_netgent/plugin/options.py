@@ -1,0 +1,309 @@
+"""The command-line options and ini keys of pytest-netgent, and their parsers.
+
+Every value is checked here, once, as pytest reads it: a bad one is a usage error that
+names the option and shows a good value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+import pytest
+
+from ..capture import parse_modes
+from ..network.conditions import PROFILES, Condition
+from ..network.conditions import parse as parse_condition
+from ..workflow.window import parse_window
+
+
+def positive_float(option: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0 < value < float("inf"):  # nan, inf and 1e309 too
+            raise pytest.UsageError(
+                f"{option} expects a number of seconds greater than 0, got {text!r}: "
+                f"e.g. {option}=10"
+            )
+        return value
+
+    return parse
+
+
+def window_size(option: str) -> Callable[[str], tuple[int, int]]:
+    def parse(text: str) -> tuple[int, int]:
+        try:
+            return parse_window(text)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{option}: {exc}") from None
+
+    return parse
+
+
+def network_condition(option: str) -> Callable[[str], Condition | None]:
+    def parse(text: str) -> Condition | None:
+        try:
+            return parse_condition(text, option)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    return parse
+
+
+def http_url(option: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if not text:
+            return text
+        problem = ""
+        try:
+            parts = urlsplit(text)
+            port = parts.port  # raises on a port that is not a number from 0 to 65535
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            if parts.scheme not in ("http", "https"):
+                problem = "not an http:// or https:// URL"
+            elif not parts.hostname:
+                problem = "no host"
+            elif port == 0:
+                problem = "port 0"
+        if problem:
+            raise pytest.UsageError(
+                f"{option} expects an http:// or https:// URL with a host, got {text!r} "
+                f"({problem}): e.g. {option}=http://127.0.0.1:8000"
+            )
+        return text
+
+    return parse
+
+
+def count(option: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        if not str(text).strip().isdigit():
+            raise pytest.UsageError(
+                f"{option} expects a whole number of 0 or more, got {text!r}: e.g. {option}=3"
+            )
+        return int(text)
+
+    return parse
+
+
+def _capture_modes(text: str) -> frozenset[str]:
+    try:
+        return parse_modes(text)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _record_mode(text: str) -> str:
+    from ..replay.recorder import MODES
+
+    if text not in MODES:
+        raise pytest.UsageError(
+            f"--netgent-record takes no value or one of {', '.join(MODES)}, got {text!r}: "
+            "e.g. --netgent-record or --netgent-record=all"
+        )
+    return text
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("netgent", "workflow automation (pytest-netgent)")
+    group.addoption(
+        "--netgent-record",
+        dest="netgent_record",
+        metavar="MODE",
+        nargs="?",
+        const="missing",
+        default=None,
+        type=_record_mode,
+        help="Synthesise missing and stale states, heal broken ones and write the cache "
+        "after each passing workflow. MODE: missing (default), all (ignore the cache), "
+        "propose (heal into --netgent-artifacts/proposed and fail, for review).",
+    )
+    group.addoption(
+        "--netgent-llm",
+        dest="netgent_llm",
+        metavar="MODEL",
+        default=None,
+        help="Model for record mode: builtin (default; offline, no key), module:attr (a "
+        "langchain-core chat model or factory), or provider:model with langchain installed.",
+    )
+    group.addoption(
+        "--netgent-llm-calls",
+        dest="netgent_llm_calls",
+        metavar="N",
+        type=count("--netgent-llm-calls"),
+        default=None,
+        help="Most model calls one item may make while recording (default: ini "
+        "netgent_llm_calls, else 100); an item that reaches it fails with a model error.",
+    )
+    group.addoption(
+        "--netgent-llm-tokens",
+        dest="netgent_llm_tokens",
+        metavar="N",
+        type=count("--netgent-llm-tokens"),
+        default=None,
+        help="Most model tokens (in and out) one item may spend while recording (default: "
+        "ini netgent_llm_tokens, else 200000).",
+    )
+    group.addoption(
+        "--netgent-base-url",
+        dest="netgent_base_url",
+        metavar="URL",
+        type=http_url("--netgent-base-url"),
+        default=None,
+        help="Value of {base_url} in workflows (default: ini netgent_base_url, "
+        "else a 'base_url' fixture).",
+    )
+    group.addoption(
+        "--netgent-state-timeout",
+        dest="netgent_state_timeout",
+        metavar="SECONDS",
+        type=positive_float("--netgent-state-timeout"),
+        default=None,
+        help="Seconds to wait for a state to match before reporting UI drift (default: ini "
+        "netgent_state_timeout, else 10).",
+    )
+    group.addoption(
+        "--netgent-artifacts",
+        dest="netgent_artifacts",
+        metavar="DIR",
+        default=None,
+        help="Folder for screenshots and run artifacts (default: netgent-artifacts/).",
+    )
+    group.addoption(
+        "--netgent-live",
+        dest="netgent_live",
+        choices=("auto", "off"),
+        default=None,
+        help="A live status line per running item (elapsed, bytes captured, state) at the "
+        "bottom of the terminal: auto (default) when the output is a terminal, or off.",
+    )
+    group.addoption(
+        "--netgent-window-size",
+        dest="netgent_window_size",
+        metavar="WxH",
+        type=window_size("--netgent-window-size"),
+        default=None,
+        help="Browser window size for every run, e.g. 1280x900 (default: ini "
+        "netgent_window_size, else the workflow's window:, else the size its states were "
+        "recorded at, else 1280x900).",
+    )
+    group.addoption(
+        "--netgent-network",
+        dest="netgent_network",
+        metavar="PROFILE",
+        type=network_condition("--netgent-network"),
+        default=None,
+        help="Network condition on the wire for every item: a profile ("
+        + ", ".join(PROFILES)
+        + ") or key=value pairs of rate, up, delay, jitter, loss, queue, e.g. "
+        "rate=2mbit,delay=40ms (default: ini netgent_network; a workflow's network: wins). "
+        "Linux, as root; shapes the browser's traffic with the sites, not its WebDriver "
+        "control.",
+    )
+    group.addoption(
+        "--netgent-headed",
+        dest="netgent_headed",
+        action="store_true",
+        default=False,
+        help="Show the browser window instead of running headless.",
+    )
+    group.addoption(
+        "--netgent-uc",
+        dest="netgent_uc",
+        action="store_true",
+        default=False,
+        help="Drive Chromium through SeleniumBase's UC mode (for sites that block automation).",
+    )
+    group.addoption(
+        "--netgent-browser-arg",
+        dest="netgent_browser_args",
+        metavar="ARG",
+        action="append",
+        default=[],
+        help="Extra Chromium flag, e.g. --netgent-browser-arg=--lang=de (repeatable).",
+    )
+    group.addoption(
+        "--netgent-chromium",
+        dest="netgent_chromium",
+        metavar="PATH",
+        default=None,
+        help="Chromium executable (default: ini netgent_chromium, else chromium on PATH).",
+    )
+    group.addoption(
+        "--netgent-chromedriver",
+        dest="netgent_chromedriver",
+        metavar="PATH",
+        default=None,
+        help="ChromeDriver executable (default: ini netgent_chromedriver, else on PATH).",
+    )
+    group.addoption(
+        "--netgent-remote",
+        dest="netgent_remote",
+        metavar="URL",
+        type=http_url("--netgent-remote"),
+        default=None,
+        help="Run every browser as a session on this Selenium Grid, e.g. "
+        "http://127.0.0.1:4444 (default: ini netgent_remote, else a local browser).",
+    )
+    group.addoption(
+        "--netgent-remote-retries",
+        dest="netgent_remote_retries",
+        metavar="N",
+        type=count("--netgent-remote-retries"),
+        default=None,
+        help="New-session retries, with doubling backoff from 1 s, when the Grid is "
+        "unreachable or full (default: ini netgent_remote_retries, else 3).",
+    )
+    group.addoption(
+        "--netgent-user-data-dir",
+        dest="netgent_user_data_dir",
+        metavar="DIR",
+        default=None,
+        help="Browser profile (e.g. logged-in sessions) copied once per worker; its cookies "
+        "and storage are kept between items (default: ini netgent_user_data_dir).",
+    )
+    group.addoption(
+        "--netgent-capture",
+        dest="netgent_capture",
+        metavar="MODES",
+        type=_capture_modes,
+        default=None,
+        help="Capture each item's traffic into its own folder under --netgent-artifacts: "
+        "pcap (tcpdump, each worker in its own network namespace; root), har (from the "
+        "browser's network events), netlog (Chromium's net log), comma-separated; with its "
+        "timeline.json, video samples and a manifest.csv / labels.csv for the session.",
+    )
+    group.addoption(
+        "--netgent-sslkeylog",
+        dest="netgent_sslkeylog",
+        action="store_true",
+        default=False,
+        help="With --netgent-capture: write the browser's TLS keys beside each item's pcap "
+        "(sslkeys.log, NSS key log format) so that its HTTPS can be decrypted.",
+    )
+    parser.addini(
+        "netgent_browser_args",
+        "Extra Chromium flags, one per line (before --netgent-browser-arg).",
+        type="linelist",
+        default=[],
+    )
+    parser.addini("netgent_capture", "Captures per item (see --netgent-capture).", default="")
+    parser.addini("netgent_remote", "Selenium Grid URL (see --netgent-remote).", default="")
+    parser.addini("netgent_remote_retries", "New-session retries on a Grid.", default="3")
+    parser.addini("netgent_user_data_dir", "Browser profile folder to copy.", default="")
+    parser.addini("netgent_llm", "Model for record mode (see --netgent-llm).", default="builtin")
+    parser.addini("netgent_llm_calls", "Most model calls per item.", default="100")
+    parser.addini("netgent_llm_tokens", "Most model tokens per item.", default="200000")
+    parser.addini("netgent_base_url", "Value of {base_url} in workflows.", default="")
+    parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
+    parser.addini("netgent_window_size", "Browser window size WxH for every run.", default="")
+    parser.addini("netgent_network", "Network condition for every item.", default="")
+    parser.addini("netgent_live", "Live status lines: auto or off.", default="auto")
+    parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
+    parser.addini("netgent_chromium", "Chromium executable.", default="")
+    parser.addini("netgent_chromedriver", "ChromeDriver executable.", default="")

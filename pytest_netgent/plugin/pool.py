@@ -1,0 +1,73 @@
+"""This process's browser for pytest: one pool per process (xdist worker), made on first
+use by the ``netgent_browser_pool`` fixture, or just before the first item that needs it
+so that starting the browser is not charged to that item's time."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Generator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .keys import pool_key, settings_key
+
+if TYPE_CHECKING:
+    from ..replay.runner import BrowserPool
+
+
+def browser_pool(config: pytest.Config) -> BrowserPool:
+    """This process's browser pool (one per xdist worker), made on first use; with
+    ``--netgent-user-data-dir``, on this worker's own copy of the profile."""
+    from ..replay.runner import BrowserPool, copy_profile
+
+    pool = config.stash.get(pool_key, None)
+    if pool is not None:
+        return pool
+    settings = config.stash[settings_key]
+    # the session's tmp_path_factory, which the fixture of that name also returns
+    temp: pytest.TempPathFactory = getattr(config, "_tmp_path_factory")  # noqa: B009
+    options = settings.browser
+    if settings.profile is not None:
+        copy = copy_profile(settings.profile, temp.mktemp("profile"))
+        options = dataclasses.replace(options, user_data_dir=str(copy))
+    pool = BrowserPool(options)
+    if settings.capture.on:
+        from .capturing import capture_plugin
+
+        capture_plugin(config).attach(pool, temp.mktemp("browsers"))
+    config.stash[pool_key] = pool
+    config.add_cleanup(pool.close)  # if no fixture ever took it (its item's setup failed)
+    return pool
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Start this process's browser before an item that needs it, and close it after
+    this process's last item (``nextitem`` is None), both outside the item's own time
+    (a timeout plugin's timer starts and stops inside this hook): starting and stopping
+    a browser is the session's cost, not the first or the last item's. A browser that
+    cannot start is reported by the item's setup."""
+    if "netgent_browser" in getattr(item, "fixturenames", ()):
+        settings = item.config.stash.get(settings_key, None)
+        if settings is not None and not settings.browser.remote:
+            with contextlib.suppress(Exception):  # the fixture tries again and says why
+                browser_pool(item.config).start()
+    try:
+        return (yield)
+    finally:
+        if nextitem is None and (pool := item.config.stash.get(pool_key, None)) is not None:
+            del item.config.stash[pool_key]
+            pool.close()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the browser of a session that stopped before its last item (``-x``,
+    ``--maxfail``, Ctrl-C), before the captures are summed up."""
+    if (pool := session.config.stash.get(pool_key, None)) is not None:
+        del session.config.stash[pool_key]
+        pool.close()

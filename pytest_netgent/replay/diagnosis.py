@@ -1,0 +1,198 @@
+"""What went wrong with a run, told from the page: UI drift, or a fault no re-recording
+heals (the network, the server, a slow API, a page that stopped answering).
+
+Pure functions of what the engine saw (its last tick, its states), so every cause is
+decided in one place.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import CheckOutcome, StateOutcome
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+    from ..browser.page import Tick
+    from ..workflow.automaton import State
+    from ..workflow.secrets import Redactor
+
+CHECKING = "the checks of the candidate states ran"
+"""What the engine is doing during a tick, as a hang report names it."""
+
+SLOW_MS = 1000
+"""A request unanswered this long when a state timed out makes the failure a slow
+server's, not UI drift."""
+
+
+def candidates(states: list[State], tick: Tick) -> list[StateOutcome]:
+    """Every state with each of its checks' result on ``tick`` (failed if not there)."""
+    outcomes = []
+    for i, state in enumerate(states):
+        row = tick.results[i] if i < len(tick.results) else []
+        checks = [
+            CheckOutcome(check.describe(), *(row[j] if j < len(row) else (False, "")))
+            for j, check in enumerate(state.checks)
+        ]
+        outcomes.append(StateOutcome(state.name, checks))
+    return outcomes
+
+
+def page_fault(
+    tick: Tick, page: str, reason: str, network: str = "", *, unloaded: bool = False
+) -> tuple[str, str]:
+    """The cause and reason of a failure that looked like UI drift, once the page is
+    read: ``network error``, ``server error``, ``timeout`` (a slow API), ``network
+    condition`` (a page still loading under the item's shaped link, ``network``) or
+    still ``UI drift``. ``page`` is the address the browser tried; ``unloaded``, that a
+    page it opened did not finish loading in time."""
+    if tick.net_error:
+        return "network error", (
+            f"the page did not load: {tick.net_error} at {page} (the site is down or "
+            f"unreachable; no re-recording heals this); {reason}"
+        )
+    if tick.status >= 500:
+        return "server error", (
+            f"the server answered {tick.status} for {page} (a fault of the site, not of "
+            f"the workflow); {reason}"
+        )
+    # a page that loaded under the condition and shows no state is UI drift all the same
+    # (a streaming page always has requests under way: they prove nothing)
+    if network and (unloaded or still_loading(tick)):
+        waiting = unanswered(tick) or "it was still loading"
+        return "network condition", (
+            f"the page did not finish loading under the network condition {network}: "
+            f"{waiting} (the shaped link is too slow for the state timeout, not a UI "
+            "change: raise 'state_timeout' for this condition, or choose a faster one; no "
+            f"re-recording heals this); {reason}"
+        )
+    if slow := unanswered(tick):
+        return "timeout", (
+            f"the page was still waiting for its server: {slow} (a slow server or API, "
+            f"not a UI change; raise 'state_timeout' if the site is this slow); {reason}"
+        )
+    return "UI drift", reason
+
+
+def out_of_steps(state: State, repeated: bool, max_steps: int) -> tuple[str, str] | None:
+    """The cause and reason when a run passed ``max_steps`` in ``state``; ``None`` when
+    that ends it normally (a continuous state, with checks, running again: NetGent's
+    recursion limit)."""
+    if state.continuous and repeated and state.checks:
+        return None
+    if state.continuous and repeated:
+        # no checks: it holds on any page, so its repeats prove nothing about the page
+        return "no progress", (
+            f"max_steps ({max_steps}) reached in continuous state {state.name!r}, which has "
+            "no checks: it holds on every page, so its repeats say nothing of where the "
+            "workflow got to and the end state was never reached; give it checks (what its "
+            "page shows), or a 'duration' for how long to stay"
+        )
+    return "UI drift", (
+        f"max_steps ({max_steps}) reached without an end state: a state may be looping "
+        "(raise 'max_steps' if the workflow is that long)"
+    )
+
+
+def still_loading(tick: Tick) -> bool:
+    """Whether the browser shows no page of a site yet (still on its blank start page,
+    the next document not arrived)."""
+    return not tick.href.startswith(("http:", "https:"))
+
+
+def unanswered(tick: Tick) -> str:
+    """The page's requests that waited at least :data:`SLOW_MS`, described; or ``""``."""
+    slow = [(m, u, ms) for m, u, ms in tick.pending or () if ms >= SLOW_MS]
+    return ", ".join(f"{m} {u} unanswered after {ms / 1000:.1f}s" for m, u, ms in slow)
+
+
+def hang(doing: str, states: list[State]) -> tuple[str, str]:
+    """The cause and reason of a page that stopped answering while ``doing``."""
+    scripts = [repr(s.name) for s in states if any(c.type == "script" for c in s.checks)]
+    if doing == CHECKING and scripts:
+        suspect, cause = f"a script check (of {', '.join(scripts)}) never returns", "script error"
+    elif doing == CHECKING:
+        suspect, cause = "a script of the page never returns", "script error"
+    else:
+        suspect = "the page never finished loading or a script of it never returns"
+        cause = "timeout"
+    return cause, (
+        f"the page stopped answering while {doing}: {suspect}; its tab was closed to stop "
+        "it (fix the script, or the site)"
+    )
+
+
+SCREENSHOTS = "failure-step*.png"
+"""The names of the screenshots :func:`screenshot` takes."""
+
+
+_HIDE_SECRETS = """
+const [secrets] = arguments, undo = [];
+const hide = (text) => secrets.reduce((t, [value, name]) => t.split(value).join(`{${name}}`), text);
+const walk = (root) => {
+  const nodes = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let node = nodes.currentNode; node; node = nodes.nextNode()) {
+    const key = node.nodeType === Node.TEXT_NODE ? "data"
+      : ["INPUT", "TEXTAREA"].includes(node.tagName) ? "value" : null;
+    if (key && typeof node[key] === "string" && hide(node[key]) !== node[key]) {
+      undo.push([node, key, node[key]]);
+      node[key] = hide(node[key]);
+    }
+    if (node.shadowRoot) walk(node.shadowRoot);
+    if (node.tagName === "IFRAME") { try { walk(node.contentDocument); } catch (e) {} }
+  }
+};
+walk(document);
+window.__netgentShowSecrets = () => { for (const [n, k, v] of undo.reverse()) n[k] = v; };
+"""
+"""Replaces each secret value in the page's text and fields (open shadow roots and
+same-origin frames too) by its ``{name}``; ``window.__netgentShowSecrets()`` undoes it."""
+
+
+def screenshot(
+    driver: WebDriver, folder: Path | None, step: int, redact: Redactor | None = None
+) -> str:
+    """A screenshot of the page into ``folder`` (its path), or why there is none. With
+    ``redact``, the secrets it knows are replaced by their ``{name}`` in the page while
+    the picture is taken (a screenshot goes into reports), then put back."""
+    if folder is None:
+        return ""
+    secrets = redact.variants if redact is not None else []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / SCREENSHOTS.replace("*", str(step))
+        if secrets:
+            driver.execute_script(_HIDE_SECRETS, secrets)
+        try:
+            taken = driver.save_screenshot(str(path))
+        finally:
+            if secrets:
+                driver.execute_script(
+                    "window.__netgentShowSecrets?.(); delete window.__netgentShowSecrets;"
+                )
+        if taken:
+            return str(path)
+    except Exception as exc:  # the report must survive a dead browser
+        return f"(no screenshot: {str(exc).splitlines()[0] if str(exc) else exc!r})"
+    return ""
+
+
+def crash(exc: BaseException, step: int, state: str) -> str:
+    """The report of a browser that crashed or stopped answering at ``step``."""
+    text = str(getattr(exc, "msg", None) or exc).strip().splitlines()
+    where = f"in state {state!r}" if state else "before any state"
+    return (
+        f"the browser crashed or stopped answering at step {step} {where} "
+        f"({text[0] if text else type(exc).__name__}); this item fails and the next item "
+        "starts a fresh browser"
+    )
+
+
+def clear_screenshots(folder: Path) -> None:
+    """Remove the failure screenshots an earlier run left in ``folder``: a run that
+    passes now leaves none there to be taken for its own."""
+    for old in folder.glob(SCREENSHOTS) if folder.is_dir() else ():
+        old.unlink(missing_ok=True)

@@ -1,0 +1,410 @@
+"""Record mode: synthesise missing and stale states, heal broken ones, write the cache.
+
+The engine replays the cached states that are still valid; when no state matches the
+page (or a cached action finds nothing), the :class:`Recorder` asks the synthesiser which
+state prompt applies, defines its triggers on the page (verified to hold there), and
+resolves and executes its instructions one by one, observing the page before each. The
+new state replaces the old one of its name; every other state is kept as it was. The
+cache is written only after the workflow reached its end state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..browser.actions import ActionFailed
+from ..errors import NetgentError
+from ..synthesis import Context, RecordReport, Synthesiser, Unresolved
+from ..synthesis.observation import Observation, observe
+from ..workflow import store
+from ..workflow.automaton import Action, Automaton, Check, State, Synthesis
+from ..workflow.messages import ExecutedState, Message, Toolcall
+from ..workflow.spec import StateSpec, Workflow
+from .engine import Engine
+
+if TYPE_CHECKING:
+    from .run import RunResult
+
+RECORD_PROPERTY = "netgent_record"
+"""Report property (call): what record mode synthesised, healed and wrote for the item."""
+
+MODES = ("missing", "all", "propose")
+"""``--netgent-record`` modes: synthesise what is missing or stale (the default),
+ignore the cache, or heal into the artifacts folder and fail the item for review."""
+
+
+class RecordLog:
+    """Collects every item's record summary (on the xdist controller too) and prints
+    the totals at the end of the session; registered as a plugin in record mode."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == RECORD_PROPERTY and isinstance(value, dict):
+                self.records.append(value)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        records = self.records
+        writer = terminalreporter
+        writer.section("netgent record")
+        for r in records:
+            if r["synthesised"] or r["healed"]:
+                parts = []
+                if r["synthesised"]:
+                    parts.append("synthesised " + ", ".join(repr(n) for n in r["synthesised"]))
+                if r["healed"]:
+                    parts.append("healed " + ", ".join(repr(n) for n in r["healed"]))
+                target = r["written"] or r["proposed"] or "not written (the item failed)"
+                writer.line(f"{r['item']}: {'; '.join(parts)} -> {target}")
+        files = {r["written"] or r["proposed"] for r in records} - {""}
+        writer.line(
+            f"{sum(len(r['synthesised']) for r in records)} states synthesised, "
+            f"{sum(len(r['healed']) for r in records)} healed, {len(files)} files written; "
+            f"steps resolved: {sum(r['builtin_steps'] for r in records)} by builtin, "
+            f"{sum(r['llm_steps'] for r in records)} by the LLM; "
+            f"LLM calls: {sum(r['llm_calls'] for r in records)}, "
+            f"tokens: {sum(r['tokens'] for r in records)}"
+        )
+
+
+class SynthesisFailed(NetgentError):
+    """A state could not be synthesised; the cache is left untouched."""
+
+    cause = "synthesis failure"
+
+
+class StatesProposed(NetgentError):
+    """``--netgent-record=propose`` healed the workflow into the artifacts folder."""
+
+
+class Recorder:
+    """The engine's :class:`~pytest_netgent.replay.engine.Healer` in record mode."""
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        synthesiser: Synthesiser,
+        ctx: Context,
+        cached: set[str],
+        settle: float = 1.0,
+        agent_steps: int = 4,
+        *,
+        window: str = "",
+    ) -> None:
+        self.workflow = workflow
+        self.synth = synthesiser
+        self.ctx = ctx
+        self.cached = cached
+        self.settle = settle
+        self.agent_steps = agent_steps
+        # screenshots cost a round trip and tokens: only for models that accept images
+        self.vision = bool(getattr(synthesiser, "vision", False))
+        self.report = RecordReport(model=synthesiser.name)
+        self.window = window
+        """The browser window the states are recorded at (``1280x900``)."""
+        self.made_on: dict[str, str] = {}
+        """The URL of the page each state made in this run was made on."""
+        self.context: list[Message] = []
+        """What synthesis saw and did, as NetGent messages: the page at each observation
+        (:class:`Metadata`, without screenshots), each action taken (:class:`Toolcall`,
+        with its error if it failed) and each state made (:class:`ExecutedState`)."""
+
+    @property
+    def made(self) -> set[str]:
+        """The states synthesised or healed in this run (the engine's report names them as
+        synthesis failures, not UI drift)."""
+        return self.report.made
+
+    def _observe(self, engine: Engine) -> Observation:
+        page = observe(engine.driver, screenshot=self.vision)
+        meta = page.to_metadata(engine.result.steps)
+        self.context.append(meta.model_copy(update={"screenshot": None}))
+        return page
+
+    # ------------------------------------------------------------------ Healer
+
+    def no_match(self, engine: Engine) -> int:
+        if engine.last_tick.net_error:
+            # an error page (the site is down): nothing to learn there, and a state made
+            # from it would be wrong; the engine's report says what the network said
+            raise engine.page_error("no state can be recorded on a page that did not load")
+        self.ctx.history = engine.result.states_visited
+        try:
+            page = self._observe(engine)
+            candidates = self._candidates(engine)
+            spec = self.synth.select_state(self.ctx, page, candidates)
+            checks = self.synth.define_triggers(self.ctx, page, spec)
+        except Unresolved as exc:
+            raise self._failed("no cached state matches and", exc) from None
+        index = self._adopt(engine, spec, page, checks)
+        assert index is not None  # strict: it holds, or SynthesisFailed was raised
+        return index
+
+    def preempt(self, engine: Engine, index: int) -> int | None:
+        matched = self.workflow.state(engine.states[index].name)
+        if matched is None:
+            return None
+        compiled = {s.name for s in engine.states}
+        position = self.workflow.states.index(matched)
+        earlier = [s for s in self.workflow.states[:position] if s.name not in compiled]
+        again = matched.name in self.made and not (matched.repeat or matched.continuous)
+        url = engine.last_tick.href
+        if again and engine.result.states_visited[-1:] == [matched.name]:
+            # a state made in this run fires again on the page its own actions led to:
+            # if the state declared next applies here instead, its checks were not
+            # exclusive (taking it strengthens them, see _exclusive)
+            later = [s for s in self.workflow.states[position + 1 :] if s.name not in compiled]
+            earlier += later[:1]
+        elif again and any(
+            e.event == "state" and e.state == matched.name and e.url == url
+            for e in engine.result.timeline
+        ):
+            # back where it already ran: a loop, unless a state not compiled yet applies
+            return self._break_loop(engine, matched, compiled, url)
+        if not earlier:
+            return None  # the usual case once states exist: no cost
+        self.ctx.history = engine.result.states_visited
+        try:
+            page = self._observe(engine)
+            spec = self.synth.select_state(self.ctx, page, [*earlier, matched])
+            if spec.name == matched.name:
+                return None
+            checks = self.synth.define_triggers(self.ctx, page, spec)
+        except Unresolved:
+            return None  # undecided: the compiled state fires, as in replay
+        return self._adopt(engine, spec, page, checks, strict=False)
+
+    def _break_loop(
+        self, engine: Engine, matched: StateSpec, compiled: set[str], url: str
+    ) -> int | None:
+        """State ``matched``, made in this run, would run again on ``url`` where it ran
+        before: take the state not compiled yet that applies there, or fail naming them
+        (a recording never loops until its timeout)."""
+        pending = [s for s in self.workflow.states if s.name not in compiled]
+        self.ctx.history = engine.result.states_visited
+        why = ""
+        try:
+            page = self._observe(engine)
+            spec = self.synth.select_state(self.ctx, page, [*pending, matched])
+            if spec.name != matched.name:
+                checks = self.synth.define_triggers(self.ctx, page, spec)
+                index = self._adopt(engine, spec, page, checks, strict=False)
+                if index is not None:
+                    return index
+        except Unresolved as exc:
+            why = f": {exc}"
+        names = ", ".join(repr(s.name) for s in pending) or "none"
+        raise SynthesisFailed(
+            f"state {matched.name!r} would run again on {url}, where it already ran (a "
+            f"loop); the states not synthesised yet ({names}) could not be verified on "
+            f"this page{why}. Write their triggers literally (\"The page says '...'\", "
+            "\"The URL contains '...'\"), or give the state 'repeat' if it is meant to run "
+            "again"
+        )
+
+    def _adopt(
+        self,
+        engine: Engine,
+        spec: StateSpec,
+        page: Observation,
+        checks: list[Check],
+        *,
+        strict: bool = True,
+    ) -> int | None:
+        """Make ``spec`` a state with ``checks`` (verified in the page) and run it; checks
+        that do not hold fail the synthesis, or with ``strict=False`` give ``None``."""
+        state = State(
+            name=spec.name,
+            description=spec.description,
+            checks=checks,
+            end_state=spec.end,
+            repeat=spec.engine_repeat,
+            prompt_hash=spec.prompt_hash(),
+        )
+        held = engine.evaluate_now([state])
+        if not (held.ok and held.results and all(ok for ok, _ in held.results[0])):
+            if not strict:
+                return None
+            raise SynthesisFailed(
+                f"the triggers synthesised for state {spec.name!r} do not hold on "
+                f"{page.url}: {[c.describe() for c in checks]}"
+            )
+        self._exclusive(engine, spec, page)
+        self.made_on[spec.name] = page.url
+        return self._act(engine, spec, state)
+
+    def _exclusive(self, engine: Engine, spec: StateSpec, page: Observation) -> None:
+        """States made in this run and declared before ``spec`` whose checks also hold on
+        ``spec``'s page, another URL than their own, would take that page in replay (the
+        first declared wins): pin each to the exact URL it was made on."""
+        order = [s.name for s in self.workflow.states]
+        if spec.name not in order:
+            return
+        mine = order.index(spec.name)
+        tick = engine.evaluate_now()
+        if not tick.ok:
+            return
+        for i in tick.matched:
+            other = engine.states[i]
+            if other.name not in order or order.index(other.name) > mine:
+                continue  # declared later: this state wins the page in replay
+            made_on = self.made_on.get(other.name)
+            if other.name not in self.made or made_on is None:
+                continue  # the user's own cached state: theirs to keep
+            if made_on == page.url:
+                continue  # one page: after firing there it is excluded until the page changes
+            pinned = [c for c in other.checks if c.type != "url"]
+            url = made_on
+            if self.ctx.base_url and url.startswith(self.ctx.base_url):
+                url = "{base_url}" + url[len(self.ctx.base_url) :]
+            pinned.insert(0, Check(type="url", params={"url": url}))
+            engine.put_state(other.model_copy(update={"checks": pinned}))
+            engine.event(
+                "record",
+                state=other.name,
+                url=page.url,
+                detail=f"pinned to {url}: its checks also held on the page of {spec.name!r}",
+            )
+
+    def action_failed(self, engine: Engine, index: int, error: ActionFailed) -> int:
+        old = engine.states[index]
+        spec = self.workflow.state(old.name)
+        if spec is None:
+            raise error
+        # Its checks matched, so only the actions are resynthesised, on this page.
+        state = old.model_copy(update={"actions": [], "prompt_hash": spec.prompt_hash()})
+        engine.event("failure", state=old.name, detail=f"healing: {error}")
+        return self._act(engine, spec, state)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _candidates(self, engine: Engine) -> list[StateSpec]:
+        tick = engine.evaluate_now()
+        last = engine.last_tick
+        same_page = tick.ok and (tick.doc, tick.href) == (last.doc, last.href)
+        return [
+            s
+            for s in self.workflow.states
+            if not (same_page and s.name == engine.last_state and not s.repeat)
+        ]
+
+    def _act(self, engine: Engine, spec: StateSpec, state: State) -> int:
+        engine.event("state", state=spec.name, url=engine.last_tick.href, detail="synthesising")
+        actions: list[Action] = []
+        for number, instruction in enumerate(spec.actions, 1):
+            taken: list[Action] = []
+            finished = False
+            for _step in range(self.agent_steps):
+                try:
+                    page = self._observe(engine)
+                    resolved, finished = self.synth.resolve_instruction(
+                        self.ctx, page, spec, instruction, taken
+                    )
+                except Unresolved as exc:
+                    raise self._failed(
+                        f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
+                    ) from None
+                for action in resolved:
+                    call = Toolcall(name=action.type, args=dict(action.params))
+                    try:
+                        engine.run_action(spec.name, len(actions) + 1, action)
+                    except Exception as exc:
+                        self.context.append(call.model_copy(update={"error": str(exc)}))
+                        raise
+                    self.context.append(call)
+                    actions.append(action)
+                    taken.append(action)
+                if finished:
+                    break
+            if not finished:
+                raise SynthesisFailed(
+                    f"state {spec.name!r}, instruction {number} ({instruction!r}) was not "
+                    f"finished in {self.agent_steps} agent steps: "
+                    + ", ".join(a.describe() for a in taken)
+                )
+        state = state.model_copy(update={"actions": actions})
+        self.context.append(
+            ExecutedState(
+                timestamp=engine.result.steps,
+                name=state.name,
+                description=state.description,
+                checks=[c.model_dump(mode="json") for c in state.checks],
+                actions=[a.model_dump(mode="json") for a in state.actions],
+            )
+        )
+        if spec.name in self.cached:
+            self.report.healed.append(spec.name)
+        else:
+            self.report.synthesised.append(spec.name)
+        return engine.put_state(state)
+
+    def _failed(self, what: str, exc: Unresolved) -> SynthesisFailed:
+        return SynthesisFailed(
+            f"{what} the {self.synth.name} synthesiser could not decide: {exc.reason}"
+        )
+
+    # ------------------------------------------------------------------ the cache
+
+    def document(self, engine: Engine, previous: Automaton | None) -> Automaton:
+        """The cache document after a passing run: states in declared order."""
+        by_name = {s.name: s for s in engine.states}
+        states = []
+        for spec in self.workflow.states:
+            state = by_name.get(spec.name)
+            if state is None and previous is not None:
+                state = previous.state(spec.name)
+            if state is not None:
+                states.append(_scrubbed(state, self.ctx.redact))
+        usage = self.synth.usage
+        return Automaton(
+            workflow=self.workflow.name,
+            prompt_hash=self.workflow.prompt_hash(),
+            window=self.window,
+            states=states,
+            synthesis=Synthesis(
+                model=self.synth.name,
+                llm_calls=usage.llm_calls,
+                at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            ),
+        )
+
+
+def _scrubbed(state: State, redact: Callable[[str], str]) -> State:
+    """``state`` with every secret value in its checks and actions (a URL check the
+    page's address gave, in any encoding) written back as its ``{name}``."""
+    text = state.model_dump_json()
+    clean = redact(text)
+    return state if clean == text else State.model_validate_json(clean)
+
+
+def save(
+    recorder: Recorder,
+    engine: Engine,
+    result: RunResult,
+    previous: Automaton | None,
+    path: Path,
+    mode: str,
+    proposal: Path,
+) -> None:
+    """Write the cache (or the proposal) after a run that reached its end state."""
+    if not result.passed:
+        return
+    report = recorder.report
+    if not report.changed:
+        return  # nothing new: leave the file byte for byte as it is, trusted ones too
+    doc = recorder.document(engine, previous)
+    if mode == "propose":
+        store.write(proposal, doc)
+        report.proposed = str(proposal)
+        return
+    # Read-modify-write under the lock: only the states this run made replace the file's.
+    order = [spec.name for spec in recorder.workflow.states]
+    store.write(path, doc, changed={*report.synthesised, *report.healed}, order=order)
+    report.written = str(path)

@@ -1,0 +1,77 @@
+"""One run, wired: the engine on a browser, with the recorder when states are to be
+synthesised. The ``netgent_browser`` fixture (:mod:`.runner`), the SDK
+(:mod:`pytest_netgent.compat.sdk`) and through it the ``netgent`` command all run
+workflows through :func:`run_states`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..synthesis import Context, Synthesiser, build_synthesiser
+from ..workflow.secrets import Redactor, Secret
+from .engine import Engine
+from .recorder import Recorder
+from .run import RunResult, RunSettings
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+    from ..browser.guard import NavigationGuard
+    from ..workflow.automaton import State
+    from ..workflow.spec import Workflow
+
+
+@dataclass
+class Wired:
+    """A finished run: its result, the engine that ran it (its states as they ended)
+    and the recorder, if states were synthesised."""
+
+    result: RunResult
+    engine: Engine
+    recorder: Recorder | None
+
+
+def run_states(
+    driver: WebDriver,
+    name: str,
+    states: list[State],
+    values: Mapping[str, Any],
+    secrets: Mapping[str, str | Secret],
+    settings: RunSettings,
+    *,
+    order: list[str],
+    record: Workflow | None = None,
+    synthesiser: Synthesiser | None = None,
+    cached: set[str] | None = None,
+    window: str = "",
+    guard: NavigationGuard | None = None,
+) -> Wired:
+    """Run the compiled ``states`` of workflow ``name`` to its end or a failure.
+
+    With ``record`` (the workflow whose states may be synthesised), missing or
+    failing states are synthesised by ``synthesiser`` (default: builtin rules);
+    ``cached`` names the states that came from the cache. ``values`` fill the
+    placeholders (``base_url`` among them); ``secrets`` too, and are redacted from
+    everything reported and from what a model is shown.
+    """
+    recorder = None
+    if record is not None:
+        ctx = Context(
+            workflow=record.name,
+            description=record.description,
+            order=order,
+            values={k: str(v) for k, v in values.items() if k != "base_url"},
+            secrets=sorted(secrets),
+            base_url=str(values.get("base_url", "")),
+            redact=Redactor(dict(secrets)),
+        )
+        recorder = Recorder(
+            record, synthesiser or build_synthesiser(), ctx, cached or set(), window=window
+        )
+    engine = Engine(
+        driver, name, states, values, secrets, settings, healer=recorder, order=order, guard=guard
+    )
+    return Wired(engine.run(), engine, recorder)

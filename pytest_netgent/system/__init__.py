@@ -1,0 +1,8 @@
+"""The ground floor: what every layer may use and that knows nothing of workflows.
+
+- :mod:`.atomic`: files written whole or not at all;
+- :mod:`.leftovers`: processes, folders and host objects a killed run left, and their removal;
+- :mod:`.extras`: which optional features are installed, checked without importing them;
+- :mod:`.progress`: what the running item is doing, for the live status lines;
+- :mod:`.version`: the package's version.
+"""
