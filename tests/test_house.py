@@ -201,3 +201,18 @@ def test_a_run_goes_down_the_house_each_module_once(
     graph = package_graph()
     for caller, callee, function in calls:
         assert callee in graph[caller], f"{caller} calls {callee}.{function} but does not import it"
+
+
+BROAD = ("except Exception", "except BaseException", "suppress(Exception)")
+
+
+def test_every_broad_except_says_why_on_its_line() -> None:
+    """A handler that catches everything is a decision: its line says why (re-raised after
+    cleaning up, a page already gone, a fault that must fail closed...)."""
+    silent = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in PACKAGE.rglob("*.py")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(b in line for b in BROAD) and "#" not in line
+    ]
+    assert silent == [], f"say why on the line, or catch what is meant: {silent}"

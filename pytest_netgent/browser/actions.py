@@ -210,7 +210,9 @@ class Actions:
             except ElementClickInterceptedException:
                 # As a person would: move the pointer onto the element, which shows
                 # controls that appear on hover (a player's control bar), then try again.
-                with contextlib.suppress(Exception):
+                with contextlib.suppress(
+                    Exception
+                ):  # the hover only helps; the click's own error is raised
                     self._pointer_to(element, 0.5).perform()
                 raise
             return True

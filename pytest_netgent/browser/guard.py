@@ -74,7 +74,7 @@ class NavigationGuard:
 
     def close(self) -> None:
         """Drop the connection: the browser lets any request still paused go on."""
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # closing a connection already gone
             self._ws.close()
         self._thread.join(timeout=5)
 
@@ -118,7 +118,7 @@ class NavigationGuard:
         while True:
             try:
                 message = json.loads(self._ws.recv())
-            except Exception:
+            except Exception:  # closed (or garbled): the guard ends, runs fail closed
                 return  # closed: the browser or this guard is gone
             try:
                 self._handle(message)

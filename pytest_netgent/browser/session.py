@@ -174,9 +174,9 @@ def start_browser(options: BrowserOptions) -> WebDriver:
     service = Service(driver_path, port=options.driver_port, env=env, popen_kw=popen)
     try:
         driver = webdriver.Chrome(service=service, options=chrome_options)
-    except BaseException as exc:
+    except BaseException as exc:  # cleaned up, then raised as it came
         # a start cut short (a timeout's signal, Ctrl-C) leaves ChromeDriver running
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # ChromeDriver already gone
             service.stop()
         if options.user_data_dir:
             end_profile_processes(options.user_data_dir)
@@ -374,7 +374,7 @@ def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDri
                 no_sandbox=True,
                 log_cdp_events=options.network_events,  # the performance log, for HAR
             )
-    except Exception as exc:
+    except Exception as exc:  # SeleniumBase raises its own and Selenium's types: one message
         raise BrowserError(
             f"SeleniumBase UC mode did not start Chromium ({browser}): {_first_line(str(exc))}"
             f"; output: {_first_line(quiet.getvalue())}"
@@ -423,8 +423,8 @@ def _ready(driver: WebDriver, options: BrowserOptions) -> WebDriver:
     try:
         driver.set_page_load_timeout(options.page_load_timeout)
         return start_blank(driver)
-    except BaseException:
-        with contextlib.suppress(Exception):
+    except BaseException:  # cleaned up, then raised as it came
+        with contextlib.suppress(Exception):  # a browser already gone
             driver.quit()
         raise
 
@@ -533,7 +533,7 @@ def focus_tab(driver: Any, handle: str) -> None:
             bring("Page.bringToFront", {})
             if driver.execute_script("return document.visibilityState") == "visible":
                 return
-        except Exception:
+        except Exception:  # a tab that cannot be shown stays as it is
             return
         if time.monotonic() > deadline:
             return
@@ -543,10 +543,10 @@ def focus_tab(driver: Any, handle: str) -> None:
 def browser_ports(driver: WebDriver) -> list[int]:
     """The WebDriver and DevTools ports between this test and its browser."""
     ports = []
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(Exception):  # a browser without DevTools has no port to leave out
         address = driver.capabilities.get("goog:chromeOptions", {}).get("debuggerAddress", "")
         ports.append(int(str(address).rsplit(":", 1)[1]))
     service = getattr(driver, "service", None)
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(Exception):  # a remote driver has no local service port
         ports.append(int(service.port))  # type: ignore[union-attr]
     return ports

@@ -46,7 +46,7 @@ def close_hung_tabs(endpoint: str) -> bool:
 
     try:
         ws = websocket.create_connection(endpoint, timeout=10, suppress_origin=True)
-    except Exception:
+    except Exception:  # no DevTools to reach: the caller says why it cannot help
         return False
     calls = iter(range(1, 1_000_000))
 
@@ -68,10 +68,10 @@ def close_hung_tabs(endpoint: str) -> bool:
         for page in pages:
             call("Target.closeTarget", targetId=page)
         return True
-    except Exception:
+    except Exception:  # a browser that drops the connection cannot be rescued this way
         return False
     finally:
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # closing a connection already gone
             ws.close()
 
 

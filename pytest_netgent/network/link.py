@@ -148,7 +148,7 @@ class Link:
             for inner in netns.interfaces()[1:]:
                 self._uplinks.append(inner)
                 self._shape_uplink(condition, inner)
-        except BaseException:
+        except BaseException:  # cleaned up, then raised as it came
             self.clear()
             raise
 
@@ -390,7 +390,7 @@ class DelayLine:
                 queue = self._conn.bind(number)
                 queue.set_mode(0, fnfqueue.COPY_META)  # the verdict needs no payload
                 queue.set_maxlen(65536)
-        except BaseException:
+        except BaseException:  # cleaned up, then raised as it came
             self._conn.close()
             raise
         self._due: list[tuple[float, int, Any]] = []
@@ -435,7 +435,7 @@ class DelayLine:
                     self._wake.wait(wait)
                     continue
                 heapq.heappop(self._due)
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # a packet the kernel dropped meanwhile
                 packet.verdict(self._accept)
 
     def close(self) -> None:
@@ -444,6 +444,6 @@ class DelayLine:
             self._closing = True
             self._wake.notify_all()
         self._threads[1].join(timeout=5)
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # closing a queue already gone
             self._conn.close()
         self._threads[0].join(timeout=5)

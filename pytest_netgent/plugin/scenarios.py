@@ -232,7 +232,7 @@ class _Run:
     def __enter__(self) -> _Run:
         try:
             self._start()
-        except BaseException:
+        except BaseException:  # cleaned up, then raised as it came
             self.stack.close()
             raise
         return self

@@ -242,7 +242,7 @@ class Engine:
                 else self._drift(str(exc), cause=getattr(exc, "cause", "UI drift"))
             )
             self._fail(error, error.reason)
-        except Exception as exc:
+        except Exception as exc:  # a dead browser ends the run; anything else is raised
             if not browser_gone(exc):
                 raise
             dead = True
@@ -266,7 +266,7 @@ class Engine:
     def _stop_sampling(self) -> None:
         """Sampling and the stats log end with the run: take the last samples."""
         # a page that is gone (a navigation, an alert) takes its last samples with it
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # a page that is gone took its last samples with it
             self.sampler.close()
 
     def _fail(self, error: NetgentError, detail: str) -> None:
@@ -341,7 +341,7 @@ class Engine:
                 with contextlib.suppress(Exception):  # a page that navigates meanwhile
                     watch_requests(self.driver)
             if tick.hidden:  # the tab the run works in went to the background: show it
-                with contextlib.suppress(Exception):
+                with contextlib.suppress(Exception):  # a tab that cannot be shown stays as it is
                     focus_tab(self.driver, self.driver.current_window_handle)
             if not tick.matched:
                 continue

@@ -315,7 +315,7 @@ class Recorder:
                     call = Toolcall(name=action.type, args=dict(action.params))
                     try:
                         engine.run_action(spec.name, len(actions) + 1, action)
-                    except Exception as exc:
+                    except Exception as exc:  # noted in the context the model sees, then raised
                         self.context.append(call.model_copy(update={"error": str(exc)}))
                         raise
                     self.context.append(call)

@@ -198,7 +198,7 @@ class BrowserPool:
         if tuple(size) != tuple(current):
             try:
                 driver.set_window_size(*size)
-            except Exception as exc:
+            except Exception as exc:  # a dead browser is raised; a refusal becomes a NetgentError
                 if browser_gone(exc):
                     raise
                 raise NetgentError(f"the browser refused the window size {size}: {exc}") from None
@@ -212,7 +212,7 @@ class BrowserPool:
             reset_browser(self._driver, origins, keep_profile=bool(self.options.user_data_dir))
             if self.after_reset is not None:
                 self.after_reset(self._driver)
-        except Exception:
+        except Exception:  # a browser that fails to reset is replaced next time
             self.close()
 
     def close(self) -> None:

@@ -91,7 +91,7 @@ class SocketOwners:
             queue.set_mode(64, fnfqueue.COPY_PACKET)  # the headers: addresses and ports
             queue.set_maxlen(65536)
             queue.uid_gid = True
-        except BaseException:
+        except BaseException:  # cleaned up, then raised as it came
             self._conn.close()
             raise
         self._thread = threading.Thread(target=self._read, name="netgent-owners", daemon=True)
@@ -116,7 +116,7 @@ class SocketOwners:
     def _read(self) -> None:
         with contextlib.suppress(Exception):  # the connection closed
             for packet in self._conn:
-                with contextlib.suppress(Exception):
+                with contextlib.suppress(Exception):  # a packet that is not TCP/UDP over IPv4 or 6
                     opened = _parse(packet.payload, int(packet.gid), time.time())
                     if opened is not None:
                         self.opened.append(opened)
@@ -128,7 +128,7 @@ class SocketOwners:
             _iptables("-t", table, "-D", hook, "-j", CHAIN)
             _iptables("-t", table, "-F", CHAIN)
             _iptables("-t", table, "-X", CHAIN)
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # closing a queue already gone
             self._conn.close()
         self._thread.join(timeout=5)
 

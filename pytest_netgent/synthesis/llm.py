@@ -174,7 +174,7 @@ class LLMSynthesiser:
         names the model and what it was asked."""
         try:
             return runnable.invoke(messages)
-        except Exception as exc:
+        except Exception as exc:  # any provider's own error, told with the model and question
             text = str(exc).strip().splitlines()
             raise ModelError(
                 f"the model {self.name} failed while answering {schema.__name__} for workflow "

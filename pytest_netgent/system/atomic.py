@@ -51,7 +51,7 @@ def _replacing(path: Path, mode: str, durable: bool) -> Iterator[IO[str] | IO[by
                 fh.flush()
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException:  # the old file stays, then raised as it came
         tmp.unlink(missing_ok=True)
         raise
     if durable:
