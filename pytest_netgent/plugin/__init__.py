@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from ..capture import CaptureSettings
 from ..errors import BrowserError
 from .keys import (
     CAPTURE_PLUGIN,
@@ -25,12 +24,11 @@ from .keys import (
     settings_key,
     swept_key,
 )
-from .options import count, http_url, positive_float, window_size
 from .options import pytest_addoption as pytest_addoption  # the hook lives there
 from .pool import browser_pool
 from .pool import pytest_runtest_protocol as pytest_runtest_protocol  # the hooks live there
 from .pool import pytest_sessionfinish as pytest_sessionfinish
-from .settings import Settings
+from .settings import Settings, resolve
 
 # pytest imports this module on every start: the workflow machinery (pydantic models,
 # YAML, the engine, Selenium) is imported where it is first needed, never here.
@@ -47,94 +45,42 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(newhooks)
 
 
-def _setting(config: pytest.Config, name: str) -> Any:
-    """Command line first, then the ini file (its default included)."""
-    value = config.getoption(name)
-    return value if value not in (None, "") else config.getini(name)
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    from ..browser.session import BrowserOptions
     from ..system import leftovers
 
     leftovers.set_project(config.rootpath)
     if getattr(config, "workerinput", None) is None:  # before any worker makes its own
         config.stash[swept_key] = leftovers.sweep()
-
     config.addinivalue_line("markers", "netgent: a workflow item collected by pytest-netgent")
-    timeout = _setting(config, "netgent_state_timeout")
-    if isinstance(timeout, str):
-        timeout = positive_float("ini netgent_state_timeout")(timeout)
-    artifacts = Path(_setting(config, "netgent_artifacts"))
-    if not artifacts.is_absolute():
-        artifacts = config.rootpath / artifacts
-    if artifacts.exists() and not artifacts.is_dir():
-        raise pytest.UsageError(
-            f"--netgent-artifacts {artifacts} is a file, not a folder: point it at a folder "
-            "(it is created if missing)"
-        )
-    remote = http_url("ini netgent_remote")(_setting(config, "netgent_remote"))
-    retries = count("ini netgent_remote_retries")(_setting(config, "netgent_remote_retries"))
-    profile: Path | None = None
-    if _setting(config, "netgent_user_data_dir"):
-        profile = Path(_setting(config, "netgent_user_data_dir")).expanduser()
-        if not profile.is_absolute():
-            profile = config.invocation_params.dir / profile
-        if not profile.is_dir():
-            raise pytest.UsageError(
-                f"--netgent-user-data-dir {profile}: no such folder; make a profile with "
-                "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
-            )
-    _check_extras(config)
-    capture = CaptureSettings()
-    if (
-        config.getoption("netgent_capture")
-        or config.getini("netgent_capture")
-        or (config.getoption("netgent_sslkeylog"))
-    ):
-        from .capturing import capture_settings
+    settings = config.stash[settings_key] = resolve(config)
+    _check_extras(config, settings)
+    if settings.capture.on:
+        from .capturing import prepare_capture
 
-        capture = capture_settings(config, artifacts, remote)
-    config.stash[settings_key] = Settings(
-        browser=BrowserOptions(
-            headless=not config.getoption("netgent_headed"),
-            uc=config.getoption("netgent_uc"),
-            args=[
-                *config.getini("netgent_browser_args"),
-                *config.getoption("netgent_browser_args"),
-            ],
-            chromium=_setting(config, "netgent_chromium"),
-            chromedriver=_setting(config, "netgent_chromedriver"),
-            remote=remote,
-            remote_retries=retries,
-            network_events="har" in capture.modes,
-        ),
-        capture=capture,
-        profile=profile,
-        state_timeout=timeout,
-        artifacts=artifacts,
-        base_url=http_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
-        record=config.getoption("netgent_record") or "",
-        rootdir=config.rootpath,
-        window=_configured_window(config),
-    )
+        prepare_capture(config, settings.capture, settings.browser.remote)
+    _register(config, settings)
+
+
+def _register(config: pytest.Config, settings: Settings) -> None:
+    """The plugins of this session: network conditions, captures, the pytest plugins
+    users run beside this one, the live status lines and record's log."""
     from .shaping import NetworkPlugin
 
-    network = NetworkPlugin.configure(config, config.stash[settings_key], remote)
+    network = NetworkPlugin.configure(config, settings, settings.browser.remote)
     config.pluginmanager.register(network, NETWORK_PLUGIN)
-    if capture.on:
+    if settings.capture.on:
         from .capturing import CaptureLog, CapturePlugin
 
-        config.pluginmanager.register(CapturePlugin(config.stash[settings_key]), CAPTURE_PLUGIN)
+        config.pluginmanager.register(CapturePlugin(settings), CAPTURE_PLUGIN)
         if getattr(config, "workerinput", None) is None:
-            config.pluginmanager.register(CaptureLog(capture), "netgent-capture-log")
+            config.pluginmanager.register(CaptureLog(settings.capture), "netgent-capture-log")
     from .plugins_compat import PluginsCompat  # pytest-html, -rerunfailures, -repeat
 
     config.pluginmanager.register(PluginsCompat(), "netgent-plugins-compat")
     from .status import StatusPlugin  # the live status lines
 
-    config.pluginmanager.register(StatusPlugin(config), "netgent-status")
-    if config.getoption("netgent_record"):
+    config.pluginmanager.register(StatusPlugin(config, settings.live), "netgent-status")
+    if settings.record:
         from ..replay.recorder import RecordLog
 
         log = RecordLog()
@@ -142,26 +88,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(log, "netgent-record-log")
 
 
-def _configured_window(config: pytest.Config) -> tuple[int, int] | None:
-    value = _setting(config, "netgent_window_size")
-    if isinstance(value, str):
-        return window_size("ini netgent_window_size")(value) if value else None
-    return value  # type: ignore[no-any-return]
-
-
-def _check_extras(config: pytest.Config) -> None:
+def _check_extras(config: pytest.Config, settings: Settings) -> None:
     """A feature asked for whose extra is not installed is a usage error naming the
     install line, before anything runs."""
     from ..system.extras import UC_MISSING, ModelSpecError, check_model_spec, installed
 
-    if config.getoption("netgent_uc") and not installed("seleniumbase"):
+    if settings.browser.uc and not installed("seleniumbase"):
         raise pytest.UsageError(UC_MISSING)
-    llm = config.getoption("netgent_llm")
-    spec = str(llm if llm else config.getini("netgent_llm"))
-    option = "--netgent-llm" if llm else "ini netgent_llm"
+    spec, option = settings.llm, settings.llm_option
     try:
         check_model_spec(spec, option)
-        if config.getoption("netgent_record") and spec.strip() not in ("", "builtin"):
+        if settings.record and spec.strip() not in ("", "builtin"):
             from ..synthesis.models import load_model
 
             load_model(spec, option)  # a model that cannot load stops the session now
@@ -266,7 +203,7 @@ def netgent_llm(pytestconfig: pytest.Config) -> BaseChatModel | None:
     from ..synthesis.models import ModelSpecError, load_model
 
     try:
-        return load_model(str(_setting(pytestconfig, "netgent_llm")))
+        return load_model(pytestconfig.stash[settings_key].llm)
     except ModelSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -284,9 +221,10 @@ def netgent_synthesiser(
     )
     if custom is not None:
         return custom
-    calls = count("ini netgent_llm_calls")(str(_setting(pytestconfig, "netgent_llm_calls")))
-    tokens = count("ini netgent_llm_tokens")(str(_setting(pytestconfig, "netgent_llm_tokens")))
-    return build_synthesiser(netgent_llm, max_calls=calls, max_tokens=tokens)
+    settings = pytestconfig.stash[settings_key]
+    return build_synthesiser(
+        netgent_llm, max_calls=settings.llm_calls, max_tokens=settings.llm_tokens
+    )
 
 
 @pytest.fixture

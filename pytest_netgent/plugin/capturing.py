@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ..capture import CaptureSettings, folder_name, parse_modes
+from ..capture import CaptureSettings, folder_name
 from ..capture.item import ItemCapture
 from ..errors import BrowserError
 from .keys import (
@@ -36,22 +36,11 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 
-def capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> CaptureSettings:
-    """``--netgent-capture``; a process that runs items and captures packets moves into a
-    network namespace of its own here, before any fixture starts a server."""
-    modes: frozenset[str] = config.getoption("netgent_capture") or frozenset()
-    if not modes and config.getini("netgent_capture"):
-        try:
-            modes = parse_modes(str(config.getini("netgent_capture")), "ini netgent_capture")
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
-    sslkeylog = bool(config.getoption("netgent_sslkeylog"))
-    if sslkeylog and not modes:
-        raise pytest.UsageError(
-            "--netgent-sslkeylog writes TLS keys beside the captures: add --netgent-capture, "
-            "e.g. --netgent-capture=pcap --netgent-sslkeylog"
-        )
-    capture = CaptureSettings(modes=modes, root=artifacts, sslkeylog=sslkeylog)
+def prepare_capture(config: pytest.Config, capture: CaptureSettings, remote: str) -> None:
+    """Check that ``capture`` can run here; a process that runs items and captures
+    packets moves into a network namespace of its own here, before any fixture starts a
+    server."""
+    modes, sslkeylog = capture.modes, capture.sslkeylog
     # A dataset job that asked for packets and would get none must stop before it runs.
     if "netlog" in modes and remote:
         cannot_capture(
@@ -71,7 +60,6 @@ def capture_settings(config: pytest.Config, artifacts: Path, remote: str) -> Cap
         if runs_items(config):
             capture.pcap_off = netns.isolate()
         capture.uplink_off = netns.uplink_unavailable()
-    return capture
 
 
 def cannot_capture(mode: str, why: str) -> None:

@@ -111,6 +111,15 @@ def _record_mode(text: str) -> str:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("netgent", "workflow automation (pytest-netgent)")
+    _record_options(group)
+    _run_options(group)
+    _browser_options(group)
+    _capture_options(group)
+    _ini_keys(parser)
+
+
+def _record_options(group: pytest.OptionGroup) -> None:
+    """Record mode and its model."""
     group.addoption(
         "--netgent-record",
         dest="netgent_record",
@@ -149,6 +158,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Most model tokens (in and out) one item may spend while recording (default: "
         "ini netgent_llm_tokens, else 200000).",
     )
+
+
+def _run_options(group: pytest.OptionGroup) -> None:
+    """What every run uses: base URL, timeouts, artifacts, window, network."""
     group.addoption(
         "--netgent-base-url",
         dest="netgent_base_url",
@@ -205,6 +218,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Linux, as root; shapes the browser's traffic with the sites, not its WebDriver "
         "control.",
     )
+
+
+def _browser_options(group: pytest.OptionGroup) -> None:
+    """The browser: headed, UC mode, flags, executables, a Grid, a profile."""
     group.addoption(
         "--netgent-headed",
         dest="netgent_headed",
@@ -267,6 +284,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Browser profile (e.g. logged-in sessions) copied once per worker; its cookies "
         "and storage are kept between items (default: ini netgent_user_data_dir).",
     )
+
+
+def _capture_options(group: pytest.OptionGroup) -> None:
+    """Traffic capture."""
     group.addoption(
         "--netgent-capture",
         dest="netgent_capture",
@@ -286,6 +307,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="With --netgent-capture: write the browser's TLS keys beside each item's pcap "
         "(sslkeys.log, NSS key log format) so that its HTTPS can be decrypted.",
     )
+
+
+def _ini_keys(parser: pytest.Parser) -> None:
+    """The ini keys (each option's, where it has one)."""
     parser.addini(
         "netgent_browser_args",
         "Extra Chromium flags, one per line (before --netgent-browser-arg).",

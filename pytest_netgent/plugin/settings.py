@@ -1,4 +1,6 @@
-"""The run-wide settings, built once from options and ini in ``pytest_configure``.
+"""The run-wide settings, resolved once from options and ini in ``pytest_configure``
+(:func:`resolve`) and passed down: no other module reads an option or an ini key of the
+plugin's own.
 
 A light module: pytest imports the plugin on every start, so what configuration needs
 imports no browser, model or workflow machinery.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +33,130 @@ class Settings(ReplaySettings):
     """``--netgent-capture``: what each item captures, and where."""
     network: Condition | None = None
     """``--netgent-network``: the condition on the wire of items whose workflow names none."""
+    llm: str = "builtin"
+    """``--netgent-llm``: the model record mode uses (``builtin``: rules only)."""
+    llm_option: str = "ini netgent_llm"
+    """Where :attr:`llm` was given, for messages about it."""
+    llm_calls: int = 100
+    """``--netgent-llm-calls``: most model calls one item may make while recording."""
+    llm_tokens: int = 200000
+    """``--netgent-llm-tokens``: most model tokens one item may spend while recording."""
+    live: str = "auto"
+    """``--netgent-live``: ``auto`` (status lines in a terminal) or ``off``."""
+
+
+def _setting(config: pytest.Config, name: str) -> Any:
+    """Command line first, then the ini file (its default included)."""
+    value = config.getoption(name)
+    return value if value not in (None, "") else config.getini(name)
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Every option and ini key of the plugin, read and checked once: a bad value is a
+    usage error naming the option (or ini key) and a good value."""
+    from .options import count, http_url, positive_float, window_size
+
+    timeout = _setting(config, "netgent_state_timeout")
+    if isinstance(timeout, str):
+        timeout = positive_float("ini netgent_state_timeout")(timeout)
+    artifacts = Path(_setting(config, "netgent_artifacts"))
+    if not artifacts.is_absolute():
+        artifacts = config.rootpath / artifacts
+    if artifacts.exists() and not artifacts.is_dir():
+        raise pytest.UsageError(
+            f"--netgent-artifacts {artifacts} is a file, not a folder: point it at a folder "
+            "(it is created if missing)"
+        )
+    remote = http_url("ini netgent_remote")(_setting(config, "netgent_remote"))
+    capture = _capture(config, artifacts)
+    window = _setting(config, "netgent_window_size")
+    if isinstance(window, str):
+        window = window_size("ini netgent_window_size")(window) if window else None
+    llm = config.getoption("netgent_llm")
+    return Settings(
+        browser=BrowserOptions(
+            headless=not config.getoption("netgent_headed"),
+            uc=config.getoption("netgent_uc"),
+            args=[
+                *config.getini("netgent_browser_args"),
+                *config.getoption("netgent_browser_args"),
+            ],
+            chromium=_setting(config, "netgent_chromium"),
+            chromedriver=_setting(config, "netgent_chromedriver"),
+            remote=remote,
+            remote_retries=count("ini netgent_remote_retries")(
+                _setting(config, "netgent_remote_retries")
+            ),
+            network_events="har" in capture.modes,
+        ),
+        capture=capture,
+        network=_network(config),
+        profile=_profile(config),
+        state_timeout=timeout,
+        artifacts=artifacts,
+        base_url=http_url("ini netgent_base_url")(_setting(config, "netgent_base_url")),
+        record=config.getoption("netgent_record") or "",
+        rootdir=config.rootpath,
+        window=window,
+        llm=str(llm if llm else config.getini("netgent_llm")),
+        llm_option="--netgent-llm" if llm else "ini netgent_llm",
+        llm_calls=count("ini netgent_llm_calls")(str(_setting(config, "netgent_llm_calls"))),
+        llm_tokens=count("ini netgent_llm_tokens")(str(_setting(config, "netgent_llm_tokens"))),
+        live=_live(config),
+    )
+
+
+def _profile(config: pytest.Config) -> Path | None:
+    if not _setting(config, "netgent_user_data_dir"):
+        return None
+    profile = Path(_setting(config, "netgent_user_data_dir")).expanduser()
+    if not profile.is_absolute():
+        profile = config.invocation_params.dir / profile
+    if not profile.is_dir():
+        raise pytest.UsageError(
+            f"--netgent-user-data-dir {profile}: no such folder; make a profile with "
+            "chromium --user-data-dir=DIR (log in, close it), then pass DIR"
+        )
+    return profile
+
+
+def _capture(config: pytest.Config, artifacts: Path) -> CaptureSettings:
+    from ..capture import parse_modes
+
+    modes: frozenset[str] = config.getoption("netgent_capture") or frozenset()
+    if not modes and config.getini("netgent_capture"):
+        try:
+            modes = parse_modes(str(config.getini("netgent_capture")), "ini netgent_capture")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    sslkeylog = bool(config.getoption("netgent_sslkeylog"))
+    if sslkeylog and not modes:
+        raise pytest.UsageError(
+            "--netgent-sslkeylog writes TLS keys beside the captures: add --netgent-capture, "
+            "e.g. --netgent-capture=pcap --netgent-sslkeylog"
+        )
+    return CaptureSettings(modes=modes, root=artifacts, sslkeylog=sslkeylog)
+
+
+def _network(config: pytest.Config) -> Condition | None:
+    from ..network.conditions import parse
+
+    condition: Condition | None = config.getoption("netgent_network")
+    if condition is None and config.getini("netgent_network"):
+        try:
+            condition = parse(str(config.getini("netgent_network")), "ini netgent_network")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return condition
+
+
+def _live(config: pytest.Config) -> str:
+    value = config.getoption("netgent_live") or str(config.getini("netgent_live")).strip()
+    if value not in ("auto", "off", ""):
+        raise pytest.UsageError(
+            f"ini netgent_live = {value}: expected auto or off (e.g. netgent_live = off)"
+        )
+    return value or "auto"
 
 
 def runs_items(config: pytest.Config) -> bool:

@@ -56,13 +56,7 @@ class NetworkPlugin:
         ``settings``; a condition this machine cannot apply stops the run before it starts,
         and a process that runs items moves into its own namespace before any fixture
         starts a server."""
-        condition = config.getoption("netgent_network")
-        if condition is None and config.getini("netgent_network"):
-            try:
-                condition = parse(str(config.getini("netgent_network")), "ini netgent_network")
-            except ValueError as exc:
-                raise pytest.UsageError(str(exc)) from None
-        settings.network = condition
+        condition = settings.network
         plugin = cls(settings, remote)
         if condition is not None:
             from ..network.link import unavailable as link_unavailable

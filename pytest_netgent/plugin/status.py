@@ -176,28 +176,19 @@ class Board:
             data = data[os.write(self.fd, data) :]
 
 
-def live(config: pytest.Config) -> str:
-    """``--netgent-live``, else the ini's ``netgent_live``: ``auto`` or ``off``."""
-    value = config.getoption("netgent_live") or str(config.getini("netgent_live")).strip()
-    if value not in ("auto", "off", ""):
-        raise pytest.UsageError(
-            f"ini netgent_live = {value}: expected auto or off (e.g. netgent_live = off)"
-        )
-    return value or "auto"
-
-
 class StatusPlugin:
     """Decides whether the lines are drawn, hands the folder to xdist's workers, keeps
     this process's feed and draws the board (in the terminal's process)."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, live: str) -> None:
         self.config = config
+        self.live = live
+        """``--netgent-live``: ``auto`` or ``off``."""
         self.folder: Path | None = None
         self.board: Board | None = None
         self.feed: Feed | None = None
         self._terminal = -1
         self._reporter: Any = None
-        live(config)  # a bad ini value stops the session now
         worker = getattr(config, "workerinput", None)
         if worker is not None and worker.get(WORKER_KEY):
             self._start_feed(Path(worker[WORKER_KEY]), worker.get("workerid", "gw"))
@@ -213,7 +204,7 @@ class StatusPlugin:
             return 0
         if config.getoption("usepdb", False) or config.getoption("trace", False):
             return 0  # a debugger's prompt is the user's: nothing is drawn around it
-        if live(config) == "off":
+        if self.live == "off":
             return 0
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None or not reporter.isatty or os.environ.get("TERM") == "dumb":
