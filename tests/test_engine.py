@@ -11,7 +11,7 @@ from pytest_netgent import NetgentBrowser, ReplayError, State, Workflow
 from pytest_netgent.browser.page import evaluate
 from pytest_netgent.workflow.automaton import Action, Check
 
-from .helpers import QUIET, css, element, url_is
+from .helpers import QUIET, Project, css, element, url_is
 
 EXAMPLES = Path(__file__).parent.parent / "example_suites"
 
@@ -474,3 +474,36 @@ def test_video_sampling_follows_playback_across_a_page_change(
     states[0] = states[0].model_copy(update={"actions": [bad]})
     failed = netgent_browser.run(workflow, states=states, check=False)
     assert "interval must be a number of seconds above 0" in str(failed.error)
+
+
+def test_a_state_declared_first_with_a_check_timeout_is_waited_for_before_later_ones(
+    project: Project, slow_site: Any
+) -> None:
+    """NetGent tries its states in order, each check waiting up to its timeout: a state
+    declared later does not fire while an earlier state's check timeout has not run out
+    on the page (here its list comes from an API 0.6 s after the page has loaded)."""
+    path = project.workflow(
+        "held",
+        f"""
+        name: held
+        start_url: "{slow_site.url}/app?seconds=0.6"
+        states:
+          - name: Items
+            triggers: [The items are listed]
+            end: Items listed
+          - name: Heading
+            triggers: [The heading is shown]
+            end: Heading only
+        """,
+    )
+    items = element("#items li", timeout=2)
+    project.raw_states(
+        path,
+        "held",
+        [{"name": "Items", "checks": [items], "end_state": "Items listed"},
+         {"name": "Heading", "checks": [element("h1")], "end_state": "Heading only"}],
+    )  # fmt: skip
+    result = project.run("-rA")
+    result.assert_outcomes(passed=1)
+    timeline = result.stdout.str().split("Captured netgent timeline")[-1]
+    assert "state    Items" in timeline and "Heading" not in timeline, timeline

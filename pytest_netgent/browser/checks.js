@@ -1,7 +1,8 @@
 // Evaluate every candidate state's checks in the page, in one WebDriver round trip.
 //
 // Called with execute_async_script(source, states, options): states is a list of
-// {checks: [{type, params}]} with placeholders already substituted; options holds
+// {checks: [{type, params}], hold} with placeholders already substituted (hold: NetGent's
+// check timeout in ms: no state declared after it fires on a younger page); options holds
 //   exclude: {state, doc, href} or null: a state that just ran and may not fire again
 //            while the page (document and URL) is unchanged,
 //   wait_ms: how long to wait in the page for a state to match before answering,
@@ -222,7 +223,14 @@ function step() {
     return;
   }
   const elapsed = performance.now() - started;
-  if (result.matched.length || elapsed >= options.wait_ms) {
+  // NetGent tries its states in order, each check waiting up to its timeout: a state
+  // declared after one whose timeout has not run out on this page (performance.now() is
+  // the page's age) waits for it to match or run out, within this evaluation's wait.
+  const first = result.matched.length ? result.matched[0] : -1;
+  const age = performance.now();
+  const held = first > 0 && states.slice(0, first).some((s) => (s.hold || 0) > age);
+  if ((result.matched.length && !held) || elapsed >= options.wait_ms) {
+    if (held) result.matched = [];  // still held: the next evaluation decides
     finish(result);
     return;
   }

@@ -170,11 +170,13 @@ class Engine:
         ``replace=False`` keeps a state of the same name: NetGent's repositories may name
         two states alike (a synthesised state is named after the prompt it served).
         """
-        # Checks are substituted once here: their values do not change during a run.
-        checks = {"checks": [substitute(c.model_dump(), self.values) for c in state.checks]}
-        replacing = replace and state.name in self._check_wait
-        # NetGent's per-check timeout: the page is given at least that long to show it
+        # NetGent's per-check timeout: the page is given at least that long to show it, and
+        # no state declared later fires on a younger page ("hold"). Checks are substituted
+        # once here: their values do not change during a run.
         waits = [float(c.params["timeout"]) for c in state.checks if "timeout" in c.params]
+        checks = {"checks": [substitute(c.model_dump(), self.values) for c in state.checks],
+                  "hold": round(1000 * max(waits, default=0.0))}  # fmt: skip
+        replacing = replace and state.name in self._check_wait
         if not replacing:
             waits.append(self._check_wait.get(state.name, 0.0))
         self._check_wait[state.name] = max(waits, default=0.0)
