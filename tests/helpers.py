@@ -279,3 +279,27 @@ def leftovers(tmp: Path) -> tuple[list[str], list[int]]:
             if b"--user-data-dir=" + mine in seen or b"TMPDIR=" + mine in seen:
                 running.append(int(entry))
     return folders, running
+
+
+def away_workflow(project: Project, site_url: str) -> str:
+    """A workflow whose start page's own script sends the browser to the same server
+    under another name (a host the workflow does not allow); the URL it tries."""
+    elsewhere = site_url.replace("127.0.0.1", "localhost") + "/landing"
+    path = project.workflow(
+        "away",
+        f"""
+        name: away
+        start_url: "{site_url}/away?to={elsewhere}"
+        states:
+          - name: Landing
+            triggers: [The page says landed]
+            end: Landing
+        """,
+    )
+    project.raw_states(
+        path,
+        "away",
+        [{"name": "Landing", "checks": [{"type": "text", "params": {"text": "landed"}}],
+          "end_state": "Landing"}],
+    )  # fmt: skip
+    return elsewhere

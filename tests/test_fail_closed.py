@@ -14,7 +14,7 @@ import pytest
 from pytest_netgent.browser import guard
 from pytest_netgent.workflow import secrets
 
-from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, url_is
+from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, away_workflow, url_is
 
 SECRET = "s3cr3t-Fail-Closed"
 
@@ -44,34 +44,10 @@ def _secret_search(project: Project, name: str) -> None:
     )
 
 
-def _away(project: Project, slow_site: Any) -> str:
-    """A workflow whose start page sends the browser to a host it does not allow; the
-    URL it tries."""
-    elsewhere = slow_site.url.replace("127.0.0.1", "localhost") + "/landing"
-    path = project.workflow(
-        "away",
-        f"""
-        name: away
-        start_url: "{slow_site.url}/away?to={elsewhere}"
-        states:
-          - name: Landing
-            triggers: [The page says landed]
-            end: Landing
-        """,
-    )
-    project.raw_states(
-        path,
-        "away",
-        [{"name": "Landing", "checks": [{"type": "text", "params": {"text": "landed"}}],
-          "end_state": "Landing"}],
-    )  # fmt: skip
-    return elsewhere
-
-
 def test_a_fault_in_the_guards_handler_stops_the_navigation_and_fails_the_item(
     project: Project, slow_site: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    elsewhere = _away(project, slow_site)
+    elsewhere = away_workflow(project, slow_site.url)
     decide = guard.NavigationGuard._decide
 
     def faulty(self: guard.NavigationGuard, params: dict[str, Any], session: str) -> None:
@@ -97,7 +73,7 @@ def test_the_guards_fault_is_one_runs_the_next_item_is_guarded_again(
     project: Project, slow_site: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The fault fails its own item; the next item of the same browser runs guarded."""
-    _away(project, slow_site)
+    away_workflow(project, slow_site.url)
     file = project.workflow("search", SEARCH_WORKFLOW)
     project.states(file, "search", SEARCH_STATES)
     calls = []
@@ -118,7 +94,7 @@ def test_the_guards_fault_is_one_runs_the_next_item_is_guarded_again(
 def test_a_guard_that_cannot_be_installed_keeps_the_run_from_starting(
     project: Project, slow_site: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _away(project, slow_site)
+    away_workflow(project, slow_site.url)
 
     class Refused:
         def __init__(self, endpoint: str) -> None:

@@ -21,7 +21,15 @@ import pytest
 from pytest_netgent.workflow import store
 from pytest_netgent.workflow.automaton import Automaton, State
 
-from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project, kill_conftest, leftovers
+from .helpers import (
+    QUIET,
+    SEARCH_STATES,
+    SEARCH_WORKFLOW,
+    Project,
+    away_workflow,
+    kill_conftest,
+    leftovers,
+)
 
 # --------------------------------------------------------------------------- data loss
 
@@ -971,25 +979,7 @@ def test_states_keep_their_declared_order_whatever_order_they_come_in() -> None:
 def test_a_page_that_takes_the_browser_elsewhere_is_stopped_before_it_leaves(
     project: Project, slow_site: Any
 ) -> None:
-    # the same server under another name: a host the workflow does not allow
-    elsewhere = slow_site.url.replace("127.0.0.1", "localhost") + "/landing"
-    path = project.workflow(
-        "away",
-        f"""
-        name: away
-        start_url: "{slow_site.url}/away?to={elsewhere}"
-        states:
-          - name: Landing
-            triggers: [The page says landed]
-            end: Landing
-        """,
-    )
-    project.raw_states(
-        path,
-        "away",
-        [{"name": "Landing", "checks": [{"type": "text", "params": {"text": "landed"}}],
-          "end_state": "Landing"}],
-    )  # fmt: skip
+    elsewhere = away_workflow(project, slow_site.url)
     result = project.run()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(

@@ -67,7 +67,7 @@ phases = {}
 # registered first, so it runs last: after the uplink is removed at exit
 atexit.register(lambda: print(json.dumps({"phases": phases, "calls_at_exit": calls}), flush=True))
 
-from pytest_netgent import netns
+from pytest_netgent.network import netns
 from pytest_netgent.network.conditions import parse
 from pytest_netgent.network.link import Link
 
@@ -186,7 +186,8 @@ def test_the_shaped_loopback_measures_the_asked_delay_jitter_and_rate(
 NETEM_WORKER = """
 import json, subprocess
 
-from pytest_netgent import leftovers, netns
+from pytest_netgent.network import netns
+from pytest_netgent.system import leftovers
 from pytest_netgent.network.conditions import parse
 from pytest_netgent.network import netem, netlink
 from pytest_netgent.network.link import Link
@@ -259,7 +260,7 @@ def test_the_netem_path_comes_and_goes_whole(tmp_path: Path) -> None:
 BRIDGED_CLIENT = """
 import json, socket, sys, time
 
-from pytest_netgent import netns
+from pytest_netgent.network import netns
 
 assert netns.isolate() == ""
 url = sys.argv[1]

@@ -1,6 +1,6 @@
 """The run loop: match a state on the page, run its actions, until an end state.
 
-Engine rules (the README's "How replay works" tells them to users):
+Engine rules (told to users in the README's "How replay works"; docs/architecture.md):
 
 - every candidate state's checks are evaluated in one browser round trip per tick, and
   the page itself waits (DOM mutations, short polling) until a state matches, so no
