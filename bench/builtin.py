@@ -27,8 +27,9 @@ from llm_calls import CALL_FLAGS, PASSWORD, workflows  # noqa: E402
 from oracle import OracleChatModel  # noqa: E402
 
 from fixtures import serve  # noqa: E402
+from pytest_netgent.browser.pool import BrowserPool  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions  # noqa: E402
-from pytest_netgent.replay.runner import BrowserPool, NetgentBrowser, ReplaySettings  # noqa: E402
+from pytest_netgent.replay.runner import NetgentBrowser, ReplaySettings  # noqa: E402
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser  # noqa: E402
 from pytest_netgent.synthesis.llm import LLMSynthesiser, TieredSynthesiser  # noqa: E402
 

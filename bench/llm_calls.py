@@ -28,8 +28,9 @@ from oracle import OracleChatModel  # noqa: E402
 
 from fixtures import live, meet, shop, social, vod, wiki  # noqa: E402
 from fixtures.http import AppServer  # noqa: E402
+from pytest_netgent.browser.pool import BrowserPool  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions  # noqa: E402
-from pytest_netgent.replay.runner import BrowserPool, NetgentBrowser, ReplaySettings  # noqa: E402
+from pytest_netgent.replay.runner import NetgentBrowser, ReplaySettings  # noqa: E402
 from pytest_netgent.synthesis.llm import LLMSynthesiser  # noqa: E402
 from pytest_netgent.workflow.spec import LoadedWorkflow, load_workflows  # noqa: E402
 

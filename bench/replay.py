@@ -25,9 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fixtures import serve  # noqa: E402
+from pytest_netgent.browser.pool import BrowserPool  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions, reset_browser  # noqa: E402
 from pytest_netgent.replay import engine as engine_module  # noqa: E402
-from pytest_netgent.replay.runner import BrowserPool, NetgentBrowser, ReplaySettings, find_workflow  # noqa: E402
+from pytest_netgent.replay.runner import NetgentBrowser, ReplaySettings, find_workflow  # noqa: E402
 from pytest_netgent.workflow import store  # noqa: E402
 from pytest_netgent.workflow.automaton import State  # noqa: E402
 

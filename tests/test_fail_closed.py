@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from pytest_netgent.browser import guard
-from pytest_netgent.workflow import secrets
+from pytest_netgent.system import redaction as secrets
 
 from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, away_workflow, url_is
 
@@ -100,7 +100,7 @@ def test_a_guard_that_cannot_be_installed_keeps_the_run_from_starting(
         def __init__(self, endpoint: str) -> None:
             raise ConnectionRefusedError(111, "Connection refused")
 
-    monkeypatch.setattr("pytest_netgent.replay.runner.NavigationGuard", Refused)
+    monkeypatch.setattr("pytest_netgent.browser.pool.NavigationGuard", Refused)
     result = project.run()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(

@@ -1076,7 +1076,7 @@ def test_a_secret_stays_out_of_a_traceback_with_locals(
 def test_a_secret_shows_its_name_only() -> None:
     import pickle
 
-    from pytest_netgent.workflow.secrets import Secret
+    from pytest_netgent.system.redaction import Secret
 
     secret = Secret("password", SECRET)
     assert repr(secret) == str(secret) == f"{secret}" == "{password}"

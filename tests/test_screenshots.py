@@ -12,7 +12,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from pytest_netgent.browser.session import BrowserOptions, start_browser
 from pytest_netgent.replay.diagnosis import screenshot
-from pytest_netgent.workflow.secrets import Redactor
+from pytest_netgent.system.redaction import Redactor
 
 SECRET = "Hx7-q2Lm"
 

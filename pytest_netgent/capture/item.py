@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
     from ..replay.run import RunResult
-    from ..workflow.secrets import Secret
+    from ..system.redaction import Secret
 
 from ..browser.session import browser_ports
 from ..system import progress
@@ -123,7 +123,7 @@ class ItemCapture:
         secrets: Mapping[str, str | Secret],
     ) -> None:
         """Write the timeline, the HAR, the video samples and ``item.json``."""
-        from ..workflow.secrets import Redactor
+        from ..system.redaction import Redactor
         from .har import build_har
 
         redact = Redactor(secrets)

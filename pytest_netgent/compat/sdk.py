@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..browser.pool import BrowserPool
 from ..browser.session import BrowserOptions
 from ..errors import NetgentError
 from ..replay.run import RunResult, RunSettings, TimelineEvent
-from ..replay.runner import BrowserPool
 from ..replay.wiring import run_states
 from ..synthesis import Synthesiser, Usage, build_synthesiser
 from ..workflow.automaton import State, parse_automaton

@@ -35,7 +35,8 @@ from .settings import Settings, resolve
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from ..replay.runner import BrowserPool, NetgentBrowser
+    from ..browser.pool import BrowserPool
+    from ..replay.runner import NetgentBrowser
     from ..synthesis import Synthesiser
 
 

@@ -31,7 +31,8 @@ from .keys import (
 from .settings import runs_items
 
 if TYPE_CHECKING:
-    from ..replay.runner import BrowserPool, NetgentBrowser
+    from ..browser.pool import BrowserPool
+    from ..replay.runner import NetgentBrowser
     from ..workflow.spec import LoadedWorkflow
     from .settings import Settings
 

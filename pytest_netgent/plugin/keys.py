@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from ..browser.pool import BrowserPool
     from ..capture.item import ItemCapture
     from ..replay.recorder import RecordLog
     from ..replay.run import RunResult
-    from ..replay.runner import BrowserPool
     from .settings import Settings
 
 WORKFLOW_SUFFIXES = (".netgent.yaml", ".netgent.yml")

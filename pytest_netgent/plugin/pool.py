@@ -14,13 +14,13 @@ import pytest
 from .keys import pool_key, settings_key
 
 if TYPE_CHECKING:
-    from ..replay.runner import BrowserPool
+    from ..browser.pool import BrowserPool
 
 
 def browser_pool(config: pytest.Config) -> BrowserPool:
     """This process's browser pool (one per xdist worker), made on first use; with
     ``--netgent-user-data-dir``, on this worker's own copy of the profile."""
-    from ..replay.runner import BrowserPool, copy_profile
+    from ..browser.pool import BrowserPool, copy_profile
 
     pool = config.stash.get(pool_key, None)
     if pool is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import NetgentError
-from ..workflow.secrets import Redactor
+from ..system.redaction import Redactor
 
 
 class ReportsErrors:

@@ -25,9 +25,9 @@ from .keys import STATES_PROPERTY, capture_key, member_captures_key
 from .reporting import ReportsErrors
 
 if TYPE_CHECKING:
+    from ..browser.pool import BrowserPool
     from ..capture.item import ItemCapture
     from ..capture.netlog import CapturedBrowser
-    from ..replay.runner import BrowserPool
     from ..scenario.members import Outcome
     from .settings import Settings
 
@@ -124,7 +124,8 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         states are all cached costs nothing; the cache is written as a workflow item's is,
         only after its run reached an end state."""
         __tracebackhide__ = True
-        from ..replay.runner import BrowserPool, NetgentBrowser
+        from ..browser.pool import BrowserPool
+        from ..replay.runner import NetgentBrowser
         from ..scenario.members import member_params
         from ..workflow import store
 
@@ -162,7 +163,7 @@ class ScenarioItem(ReportsErrors, pytest.Function):
     def run_scenario(self, settings: Settings, base_url: str) -> None:
         """Run every member; raise :class:`ScenarioFailed` if any failed."""
         __tracebackhide__ = True
-        from ..replay.runner import exit_on_sigterm
+        from ..browser.pool import exit_on_sigterm
 
         exit_on_sigterm()  # here, in the main thread: members start their browsers in others
         values = self.values(base_url)
@@ -327,7 +328,7 @@ class _Run:
 
     def _start_browsers(self) -> None:
         """Every browser member's browser, started side by side."""
-        from ..replay.runner import BrowserPool
+        from ..browser.pool import BrowserPool
 
         settings = self.settings
         errors: list[str] = []

@@ -21,8 +21,9 @@ from .keys import NETWORK_PLUGIN, NETWORK_PROPERTY, capture_key
 from .settings import runs_items
 
 if TYPE_CHECKING:
+    from ..browser.pool import BrowserPool
     from ..network.link import Link
-    from ..replay.runner import BrowserPool, NetgentBrowser
+    from ..replay.runner import NetgentBrowser
     from .settings import Settings
 
 

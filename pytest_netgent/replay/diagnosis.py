@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
     from ..browser.page import Tick
+    from ..system.redaction import Redactor
     from ..workflow.automaton import State
-    from ..workflow.secrets import Redactor
 
 CHECKING = "the checks of the candidate states ran"
 """What the engine is doing during a tick, as a hang report names it."""

@@ -34,8 +34,8 @@ from ..browser.session import START_PAGES, browser_gone, focus_tab, origin_of
 from ..browser.video import VideoSampler
 from ..browser.watchdog import Watchdog
 from ..errors import BrowserError, DriftContext, NetgentError, ReplayError
+from ..system.redaction import Redactor, Secret
 from ..workflow.automaton import Action, State
-from ..workflow.secrets import Redactor, Secret
 from . import diagnosis
 from .run import RunResult, RunSettings, TimelineEvent, check_host, host_allowed, substitute
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from ..browser.video import QoeSample
 from ..errors import NavigationError, NetgentError, RunStopped
 from ..system import progress
-from ..workflow.secrets import Secret
+from ..system.redaction import Secret
 from ..workflow.spec import PLACEHOLDER
 
 if TYPE_CHECKING:

@@ -10,30 +10,12 @@ Workflow items use it, and so can Python tests::
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import dataclasses
-import functools
-import os
-import shutil
-import signal
 import threading
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..browser.guard import NavigationGuard
-from ..browser.page import watch_requests
-from ..browser.session import (
-    BrowserOptions,
-    blank_profile,
-    browser_gone,
-    reset_browser,
-    start_browser,
-)
-from ..browser.tempdir import home_base
-from ..browser.watchdog import devtools_endpoint
+from ..browser.pool import BrowserPool
 from ..errors import (
     HEAL_COMMAND,
     BrowserError,
@@ -43,10 +25,10 @@ from ..errors import (
     display_path,
 )
 from ..synthesis import Synthesiser
-from ..system.leftovers import end_profile_processes, own_folder
+from ..system.redaction import Secret
 from ..workflow import store
 from ..workflow.automaton import Automaton, State
-from ..workflow.secrets import Secret, SecretLogs, resolve_secrets
+from ..workflow.secrets import resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
 from .recorder import StatesProposed, save
@@ -56,182 +38,6 @@ from .wiring import run_states
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
-
-
-# Files a running Chromium keeps in its profile: a copy must not carry them over.
-_PROFILE_SKIP = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile", "*.lock")
-
-
-def exit_on_sigterm() -> None:
-    """Make SIGTERM (a CI job's timeout, ``kill``) stop this process as Ctrl-C does:
-    pytest ends the session and its fixtures, so the browser is ended and its folder
-    removed; a handler someone else set is kept."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _terminated)
-
-
-def _terminated(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def _remove_profile(home: str) -> None:
-    """End what still runs on the throw-away browser folder ``home`` (a browser whose
-    driver was killed) and remove it, profile and scratch files alike."""
-    end_profile_processes(str(Path(home) / "profile"))
-    deadline = time.monotonic() + 3.0
-    while True:  # a helper of the browser may still be closing its last files
-        shutil.rmtree(home, ignore_errors=True)
-        if not os.path.lexists(home) or time.monotonic() > deadline:
-            return
-        time.sleep(0.05)
-
-
-def copy_profile(source: Path, into: Path) -> Path:
-    """Copy the browser profile ``source`` to ``into/profile`` for one worker's browser,
-    without the lock files of a browser that may be using ``source``."""
-    target = into / "profile"
-    try:
-        shutil.copytree(
-            source, target, symlinks=True, ignore=shutil.ignore_patterns(*_PROFILE_SKIP)
-        )
-    except (OSError, shutil.Error) as exc:
-        raise BrowserError(
-            f"--netgent-user-data-dir {source}: cannot copy the profile for this worker: {exc}"
-        ) from None
-    return target
-
-
-class BrowserPool:
-    """The one browser of this process (xdist worker), started on first use."""
-
-    def __init__(self, options: BrowserOptions) -> None:
-        self.options = options
-        self._driver: WebDriver | None = None
-        self.launch: Callable[[BrowserOptions], WebDriver] = start_browser
-        """Starts the browser from its options (a capture adds its own flags)."""
-        self.after_reset: Callable[[WebDriver], None] | None = None
-        """Called after each reset between items (a capture drops caches and connections)."""
-        self.after_close: Callable[[], None] | None = None
-        """Called once a browser has closed (a capture splits its logs by item)."""
-        self.secret_logs = SecretLogs()
-        """Keeps the secrets this browser was given out of the libraries' logs."""
-        self._window: tuple[int, int] | None = None
-        """The size the running browser's window was given (None: the options' size)."""
-        self.guard: NavigationGuard | None = None
-        """Confines the running browser's navigations to each run's allowed hosts."""
-        self.guard_error = ""
-        """Why the guard could not be installed ("" if it was)."""
-        self._profile: Callable[[], None] | None = None
-        """Removes the running local browser's throw-away profile (see :meth:`start`)."""
-
-    @property
-    def driver(self) -> WebDriver:
-        """The live driver, started now if needed."""
-        return self.start()
-
-    @property
-    def running(self) -> WebDriver | None:
-        """The driver if a browser runs, else ``None`` (never starts one)."""
-        return self._driver
-
-    def start(self) -> WebDriver:
-        """Start the browser unless it runs; raises :class:`BrowserError` if it cannot."""
-        if self._driver is None:
-            options = self.options
-            if not (options.user_data_dir or options.remote or options.uc):
-                # A profile folder of our own, not ChromeDriver's: whatever kills the driver
-                # (a crash, Ctrl-C), close() still finds the browser by it and removes it.
-                home = own_folder(home_base())  # removed by a watcher if this process dies
-                (home / "tmp").mkdir()
-                blank_profile(home / "profile")
-                self._profile = functools.partial(_remove_profile, str(home))
-                atexit.register(self._profile)
-                exit_on_sigterm()
-                options = dataclasses.replace(
-                    options, user_data_dir=str(home / "profile"), temp_dir=str(home / "tmp")
-                )
-            self._driver = self.launch(options)
-            if self.guarded:
-                watch_requests(self._driver)  # (a browser that refuses fails to start)
-                self._start_guard(self._driver)
-        return self._driver
-
-    @property
-    def guarded(self) -> bool:
-        """Whether this browser's navigations are confined before they leave: a local
-        browser's are (UC pages must not see a second DevTools client; a Grid's browser
-        has none of ours), the others' are checked once they have happened."""
-        return not (self.options.uc or self.options.remote)
-
-    def _start_guard(self, driver: WebDriver) -> None:
-        self.guard_error = ""
-        try:
-            self.guard = NavigationGuard(devtools_endpoint(driver))
-        except Exception as exc:  # whatever it was, no run starts without it (checked_guard)
-            self.guard, self.guard_error = None, f"{type(exc).__name__}: {exc}"
-
-    def checked_guard(self) -> NavigationGuard | None:
-        """The running guard of a guarded browser (reconnected once if its connection
-        dropped); raises :class:`NetgentError` when it cannot run: a run is not started
-        whose navigations could not be confined."""
-        if not self.guarded:
-            return None
-        if self.guard is None or not self.guard.alive:
-            if self.guard is not None:
-                self.guard.close()
-            self._start_guard(self.driver)
-        if self.guard is None:
-            raise NetgentError(
-                "the allowed-hosts guard could not be installed in the browser "
-                f"({self.guard_error}), so the run was not started: its navigations could "
-                "not be confined to the workflow's allowed hosts. Check that Chromium's "
-                "DevTools endpoint is reachable (a --netgent-browser-arg may close it)"
-            )
-        return self.guard
-
-    def size_window(self, size: tuple[int, int]) -> None:
-        """Give the browser window ``size`` (width, height) unless it has it already."""
-        driver = self.driver
-        current = self._window or self.options.window_size
-        if tuple(size) != tuple(current):
-            try:
-                driver.set_window_size(*size)
-            except Exception as exc:  # a dead browser is raised; a refusal becomes a NetgentError
-                if browser_gone(exc):
-                    raise
-                raise NetgentError(f"the browser refused the window size {size}: {exc}") from None
-            self._window = (size[0], size[1])
-
-    def reset(self, origins: set[str]) -> None:
-        """Reset between items; a browser that fails to reset is replaced next time."""
-        if self._driver is None:
-            return
-        try:
-            reset_browser(self._driver, origins, keep_profile=bool(self.options.user_data_dir))
-            if self.after_reset is not None:
-                self.after_reset(self._driver)
-        except Exception:  # a browser that fails to reset is replaced next time
-            self.close()
-
-    def close(self) -> None:
-        """Stop the browser, if one runs."""
-        self.secret_logs.remove()
-        self._window = None  # a new browser starts at the options' size
-        if self.guard is not None:
-            self.guard.close()
-            self.guard = None
-        if self._driver is not None:
-            driver, self._driver = self._driver, None
-            with contextlib.suppress(Exception):  # already dead: nothing to stop
-                driver.quit()
-            if self.after_close is not None:
-                self.after_close()
-        if self._profile is not None:
-            remove, self._profile = self._profile, None
-            atexit.unregister(remove)
-            remove()
 
 
 def find_workflow(path: Path, name: str | None) -> LoadedWorkflow:
@@ -366,6 +172,7 @@ class NetgentBrowser:
         if self.before_run is not None:
             self.before_run(loaded, str(values.get("base_url", "")))
         self._pool.size_window(window)
+        guard = self._pool.checked_guard()  # no run starts whose navigations are unconfined
         settings = RunSettings(
             state_timeout=spec.state_timeout or self.settings.state_timeout,
             timeout=spec.timeout,
@@ -393,7 +200,7 @@ class NetgentBrowser:
             synthesiser=synthesiser,
             cached=cached,
             window=window_text(window),
-            guard=self._pool.checked_guard(),
+            guard=guard,
         )
         result, engine, recorder = wired.result, wired.engine, wired.recorder
         self.results.append(result)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..synthesis import Context, Synthesiser, build_synthesiser
-from ..workflow.secrets import Redactor, Secret
+from ..system.redaction import Redactor, Secret
 from .engine import Engine
 from .recorder import Recorder
 from .run import RunResult, RunSettings

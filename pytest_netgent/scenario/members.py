@@ -29,9 +29,9 @@ from ..system.leftovers import end_marked, owned_env
 from .spec import LoadedScenario, ResolvedMember
 
 if TYPE_CHECKING:
-    from ..replay.runner import BrowserPool
+    from ..browser.pool import BrowserPool
     from ..replay.settings import ReplaySettings
-    from ..workflow.secrets import Secret
+    from ..system.redaction import Secret
 
 TAIL_BYTES = 2000
 """How much of a command's output a failure report shows (its end)."""
