@@ -433,7 +433,10 @@ def test_a_scenarios_network_condition_holds_for_every_member(
     rtt = dict(handshakes_by_port(pcap))
     for member in ("reader", "fetcher"):
         ports = [int(f["sport"]) for f in flows if f["member"] == member and f["proto"] == "tcp"]
-        assert ports and all(0.080 <= rtt[p] <= 0.130 for p in ports), (member, rtt)
+        # at least the two 40 ms delays on every member's handshakes (unshaped loopback:
+        # well under 1 ms); above, a scenario's browser and command share 2 loaded cores
+        # with the delay line, which runs in user space (141 ms seen under CI's -n 2)
+        assert ports and all(0.080 <= rtt[p] <= 0.250 for p in ports), (member, rtt)
 
 
 def handshakes_by_port(pcap: Pcap) -> Iterator[tuple[int, float]]:
