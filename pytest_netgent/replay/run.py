@@ -73,8 +73,11 @@ class RunResult:
     def note(self, event: TimelineEvent) -> None:
         """Add ``event`` (its values already redacted) to the timeline, and log it."""
         self.timeline.append(event)
+        logging_it = log.isEnabledFor(logging.INFO)
+        if not (logging_it or progress.listening()):
+            return  # the sentence is made only for someone who reads it
         said = _said(event)
-        if log.isEnabledFor(logging.INFO):
+        if logging_it:
             log.info("%s [%.1f s] %s", self.workflow, event.elapsed, said)
         progress.publish(doing=said)
 

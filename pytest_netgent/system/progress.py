@@ -19,6 +19,11 @@ def publish(**fields: str) -> None:
         sink(fields)
 
 
+def listening() -> bool:
+    """Whether a sink is connected (what is published is worth making)."""
+    return _sink is not None
+
+
 def connect(sink: Sink | None) -> None:
     """Send what is published to ``sink`` from now on (``None``: nowhere)."""
     global _sink
