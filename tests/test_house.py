@@ -136,6 +136,25 @@ def test_no_module_is_over_600_lines() -> None:
     assert long == {}, f"split these by what they do (at most {MODULE_LINES} lines): {long}"
 
 
+FUNCTION_LINES = 60
+
+
+def test_no_function_body_is_over_60_lines() -> None:
+    """A function reads as one idea: its body (its docstring aside) fits on a screen."""
+    long = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            body = node.body
+            if len(body) > 1 and ast.get_docstring(node) is not None:
+                body = body[1:]
+            lines = (node.end_lineno or 0) - body[0].lineno + 1
+            if lines > FUNCTION_LINES:
+                long[f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"] = lines
+    assert long == {}, f"split these where a part names a concept: {long}"
+
+
 ROUTE_WORKFLOW = PACKAGE.parent / "bench" / "tour" / "tour.netgent.yaml"
 
 

@@ -282,84 +282,10 @@ def build_har(
 ) -> dict[str, Any]:
     """A HAR document from DevTools ``Network.*`` events (``{"method", "params"}``), in
     the order the browser sent them; every string passes through ``redact``."""
-    requests: dict[str, _Request] = {}
-    done: list[_Request] = []
-    sockets: dict[str, _Socket] = {}
-    # offset between the protocol's monotonic timestamps and the wall clock
-    offset: float | None = None
-    early: dict[str, dict[str, dict[str, Any]]] = {}
-    finished: dict[str, _Request] = {}
+    reader = _Reader()
     for event in events:
-        method = str(event.get("method", ""))
-        params: dict[str, Any] = event.get("params") or {}
-        rid = str(params.get("requestId", ""))
-        if method == "Network.requestWillBeSent":
-            if params.get("wallTime") and params.get("timestamp"):
-                offset = float(params["wallTime"]) - float(params["timestamp"])
-            url = str((params.get("request") or {}).get("url", ""))
-            previous = requests.pop(rid, None)
-            if previous is not None and params.get("redirectResponse"):
-                previous.response = params["redirectResponse"]
-                previous.redirect_to = url
-                previous.end = float(params.get("timestamp") or 0.0)
-                done.append(previous)
-            if url.startswith(("http://", "https://")):
-                requests[rid] = _Request(params)
-                # the network service's extra info may come before the request itself
-                for name, extra in early.pop(rid, {}).items():
-                    setattr(requests[rid], name, extra)
-        elif method in _EXTRA_INFO:
-            # ... or after it finished: it is kept either way
-            name = _EXTRA_INFO[method]
-            owner = requests.get(rid) or finished.get(rid)
-            if owner is None:
-                early.setdefault(rid, {})[name] = params
-            elif rid in requests or not getattr(owner, name):
-                setattr(owner, name, params)
-        elif method == "Network.requestServedFromCache" and rid in requests:
-            requests[rid].from_memory = True
-        elif method == "Network.responseReceived" and rid in requests:
-            requests[rid].response = params.get("response") or {}
-        elif method == "Network.dataReceived" and rid in requests:
-            requests[rid].data_length += int(params.get("dataLength") or 0)
-            requests[rid].encoded += int(params.get("encodedDataLength") or 0)
-        elif method in ("Network.loadingFinished", "Network.loadingFailed") and rid in requests:
-            request = finished[rid] = requests.pop(rid)
-            request.end = float(params.get("timestamp") or 0.0)
-            if method == "Network.loadingFinished":
-                request.encoded = int(params.get("encodedDataLength") or request.encoded)
-            else:
-                request.error = str(params.get("errorText") or "failed")
-                if params.get("canceled"):
-                    request.error += " (canceled)"
-            done.append(request)
-        elif method == "Network.webSocketCreated":
-            sockets[rid] = _Socket(params)
-        elif method == "Network.webSocketWillSendHandshakeRequest" and rid in sockets:
-            sockets[rid].wall = float(params.get("wallTime") or 0.0)
-            sockets[rid].start = float(params.get("timestamp") or 0.0)
-            sockets[rid].request_headers = (params.get("request") or {}).get("headers") or {}
-        elif method == "Network.webSocketHandshakeResponseReceived" and rid in sockets:
-            sockets[rid].response = params.get("response") or {}
-        elif (
-            method in ("Network.webSocketFrameSent", "Network.webSocketFrameReceived")
-            and rid in sockets
-        ):
-            frame = params.get("response") or {}
-            stamp = float(params.get("timestamp") or 0.0)
-            sockets[rid].messages.append(
-                {
-                    "type": "send" if method.endswith("Sent") else "receive",
-                    "time": round(stamp + (offset or 0.0), 3),
-                    "opcode": int(frame.get("opcode") or 1),
-                    "data": str(frame.get("payloadData") or ""),
-                }
-            )
-    done.extend(requests.values())  # still loading when the item ended
-    entries = [r.entry() for r in done]
-    for sock in sockets.values():
-        entries.append(_socket_entry(sock, offset))
-    entries.sort(key=lambda e: str(e["startedDateTime"]))
+        reader.read(event)
+    entries = reader.entries()
     started = entries[0]["startedDateTime"] if entries else _iso(0)
     har = {
         "log": {
@@ -378,6 +304,112 @@ def build_har(
     }
     redacted: dict[str, Any] = _redacted(har, redact)
     return redacted
+
+
+class _Reader:
+    """The browser's network events, read in order into requests and WebSockets."""
+
+    def __init__(self) -> None:
+        self.requests: dict[str, _Request] = {}
+        """Requests still loading, by request id."""
+        self.done: list[_Request] = []
+        self.finished: dict[str, _Request] = {}
+        """Requests that finished, by id: their extra info may still come."""
+        self.early: dict[str, dict[str, dict[str, Any]]] = {}
+        """Extra info that came before its request, by request id and field."""
+        self.sockets: dict[str, _Socket] = {}
+        self.offset: float | None = None
+        """Offset between the protocol's monotonic timestamps and the wall clock."""
+
+    def read(self, event: dict[str, Any]) -> None:
+        method = str(event.get("method", ""))
+        params: dict[str, Any] = event.get("params") or {}
+        rid = str(params.get("requestId", ""))
+        if method == "Network.requestWillBeSent":
+            self._sent(rid, params)
+        elif method in _EXTRA_INFO:
+            self._extra(rid, _EXTRA_INFO[method], params)
+        elif method.startswith("Network.webSocket"):
+            self._socket(method, rid, params)
+        elif rid in self.requests:
+            self._progress(method, rid, params)
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every request's and WebSocket's entry, by start time; requests still loading
+        when the item ended too."""
+        entries = [r.entry() for r in [*self.done, *self.requests.values()]]
+        entries += [_socket_entry(sock, self.offset) for sock in self.sockets.values()]
+        entries.sort(key=lambda e: str(e["startedDateTime"]))
+        return entries
+
+    def _sent(self, rid: str, params: dict[str, Any]) -> None:
+        if params.get("wallTime") and params.get("timestamp"):
+            self.offset = float(params["wallTime"]) - float(params["timestamp"])
+        url = str((params.get("request") or {}).get("url", ""))
+        previous = self.requests.pop(rid, None)
+        if previous is not None and params.get("redirectResponse"):
+            previous.response = params["redirectResponse"]
+            previous.redirect_to = url
+            previous.end = float(params.get("timestamp") or 0.0)
+            self.done.append(previous)
+        if url.startswith(("http://", "https://")):
+            request = self.requests[rid] = _Request(params)
+            # the network service's extra info may come before the request itself
+            for name, extra in self.early.pop(rid, {}).items():
+                setattr(request, name, extra)
+
+    def _extra(self, rid: str, name: str, params: dict[str, Any]) -> None:
+        # ... or after it finished: it is kept either way
+        owner = self.requests.get(rid) or self.finished.get(rid)
+        if owner is None:
+            self.early.setdefault(rid, {})[name] = params
+        elif rid in self.requests or not getattr(owner, name):
+            setattr(owner, name, params)
+
+    def _progress(self, method: str, rid: str, params: dict[str, Any]) -> None:
+        request = self.requests[rid]
+        if method == "Network.requestServedFromCache":
+            request.from_memory = True
+        elif method == "Network.responseReceived":
+            request.response = params.get("response") or {}
+        elif method == "Network.dataReceived":
+            request.data_length += int(params.get("dataLength") or 0)
+            request.encoded += int(params.get("encodedDataLength") or 0)
+        elif method in ("Network.loadingFinished", "Network.loadingFailed"):
+            self.finished[rid] = self.requests.pop(rid)
+            request.end = float(params.get("timestamp") or 0.0)
+            if method == "Network.loadingFinished":
+                request.encoded = int(params.get("encodedDataLength") or request.encoded)
+            else:
+                request.error = str(params.get("errorText") or "failed")
+                if params.get("canceled"):
+                    request.error += " (canceled)"
+            self.done.append(request)
+
+    def _socket(self, method: str, rid: str, params: dict[str, Any]) -> None:
+        if method == "Network.webSocketCreated":
+            self.sockets[rid] = _Socket(params)
+            return
+        sock = self.sockets.get(rid)
+        if sock is None:
+            return
+        if method == "Network.webSocketWillSendHandshakeRequest":
+            sock.wall = float(params.get("wallTime") or 0.0)
+            sock.start = float(params.get("timestamp") or 0.0)
+            sock.request_headers = (params.get("request") or {}).get("headers") or {}
+        elif method == "Network.webSocketHandshakeResponseReceived":
+            sock.response = params.get("response") or {}
+        elif method in ("Network.webSocketFrameSent", "Network.webSocketFrameReceived"):
+            frame = params.get("response") or {}
+            stamp = float(params.get("timestamp") or 0.0)
+            sock.messages.append(
+                {
+                    "type": "send" if method.endswith("Sent") else "receive",
+                    "time": round(stamp + (self.offset or 0.0), 3),
+                    "opcode": int(frame.get("opcode") or 1),
+                    "data": str(frame.get("payloadData") or ""),
+                }
+            )
 
 
 def _socket_entry(sock: _Socket, offset: float | None) -> dict[str, Any]:

@@ -52,37 +52,14 @@ class Tcpdump:
 
     def add(self, interfaces: Iterable[str], timeout: float = 10.0) -> None:
         """Capture on ``interfaces`` too, from now on (e.g. an uplink that came up)."""
-        tcpdump = shutil.which("tcpdump") or "tcpdump"
-        filter_ = []
-        if self.exclude_ports:
-            # WebDriver and DevTools commands between the test and its browser
-            ports = " or ".join(f"tcp port {p}" for p in self.exclude_ports)
-            filter_ = ["not", "(", *ports.split(), ")"]
         started = []
         for interface in interfaces:
             if interface in self.interfaces:
                 continue
             self.interfaces.append(interface)
             part = self.path.with_name(f"{self.path.name}.{interface}.part")
-            command = [
-                tcpdump,
-                "-i",
-                interface,
-                "-w",
-                str(part),
-                "-U",  # each packet written as it comes: the file is whole when stopped
-                "--immediate-mode",
-                "-s",
-                "0",
-                "-B",
-                str(self.buffer_kib),
-                "-n",
-                "-Z",
-                "root",  # keep writing as root: the artifacts folder is ours
-                *filter_,
-            ]
             proc = subprocess.Popen(
-                command,
+                self._command(interface, part),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -94,29 +71,60 @@ class Tcpdump:
             started.append((interface, proc))
         deadline = time.monotonic() + timeout
         for interface, proc in started:
-            assert proc.stderr is not None
-            seen = b""
-            while b"listening on" not in seen:
-                if proc.poll() is not None:
-                    why = (seen + (proc.stderr.read() or b"")).decode(errors="replace")
-                    lines = why.strip().splitlines()
-                    self.stop()
-                    raise CaptureError(
-                        f"--netgent-capture=pcap: tcpdump did not start on {interface}: "
-                        f"{lines[-1] if lines else f'exit status {proc.returncode}'}; run "
-                        "as root (or with CAP_NET_RAW), or leave pcap out of --netgent-capture"
-                    )
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise CaptureError(
-                        f"--netgent-capture=pcap: tcpdump did not start listening on "
-                        f"{interface} within {timeout:g}s (is the machine overloaded?)"
-                    )
-                chunk = proc.stderr.read(4096)
-                if chunk:
-                    seen += chunk
-                else:
-                    time.sleep(0.005)
+            self._await_listening(interface, proc, deadline, timeout)
+
+    def _command(self, interface: str, part: Path) -> list[str]:
+        """The tcpdump writing ``interface``'s packets to ``part``."""
+        filter_ = []
+        if self.exclude_ports:
+            # WebDriver and DevTools commands between the test and its browser
+            ports = " or ".join(f"tcp port {p}" for p in self.exclude_ports)
+            filter_ = ["not", "(", *ports.split(), ")"]
+        return [
+            shutil.which("tcpdump") or "tcpdump",
+            "-i",
+            interface,
+            "-w",
+            str(part),
+            "-U",  # each packet written as it comes: the file is whole when stopped
+            "--immediate-mode",
+            "-s",
+            "0",
+            "-B",
+            str(self.buffer_kib),
+            "-n",
+            "-Z",
+            "root",  # keep writing as root: the artifacts folder is ours
+            *filter_,
+        ]
+
+    def _await_listening(
+        self, interface: str, proc: subprocess.Popen[bytes], deadline: float, timeout: float
+    ) -> None:
+        """Return once tcpdump says it listens; stop every capture and raise if it does not."""
+        assert proc.stderr is not None
+        seen = b""
+        while b"listening on" not in seen:
+            if proc.poll() is not None:
+                why = (seen + (proc.stderr.read() or b"")).decode(errors="replace")
+                lines = why.strip().splitlines()
+                self.stop()
+                raise CaptureError(
+                    f"--netgent-capture=pcap: tcpdump did not start on {interface}: "
+                    f"{lines[-1] if lines else f'exit status {proc.returncode}'}; run "
+                    "as root (or with CAP_NET_RAW), or leave pcap out of --netgent-capture"
+                )
+            if time.monotonic() > deadline:
+                self.stop()
+                raise CaptureError(
+                    f"--netgent-capture=pcap: tcpdump did not start listening on "
+                    f"{interface} within {timeout:g}s (is the machine overloaded?)"
+                )
+            chunk = proc.stderr.read(4096)
+            if chunk:
+                seen += chunk
+            else:
+                time.sleep(0.005)
 
     def stop(self) -> None:
         """Stop capturing; the pcap holds every packet seen up to now."""

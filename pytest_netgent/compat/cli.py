@@ -72,6 +72,14 @@ def _parser() -> argparse.ArgumentParser:
         "Exit status: 0 end state reached, 1 not reached, 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _mode_arguments(parser)
+    _run_arguments(parser)
+    parser.add_argument("--version", action="version", version=f"netgent {__version__}")
+    return parser
+
+
+def _mode_arguments(parser: argparse.ArgumentParser) -> None:
+    """Replay or generate, and where the result goes."""
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument(
         "-e",
@@ -94,6 +102,10 @@ def _parser() -> argparse.ArgumentParser:
         help="write the result here: the state repository (-g) or the run's result (-e); "
         "default: the repository to stdout (-g), nothing (-e)",
     )
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The browser, the values placeholders take, and the run's limits."""
     parser.add_argument(
         "--user-data-dir", metavar="DIR", help="browser profile to use (persistent sessions)"
     )
@@ -128,8 +140,6 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long a page may take to match a state (default 10)",
     )
-    parser.add_argument("--version", action="version", version=f"netgent {__version__}")
-    return parser
 
 
 def _many_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ from ..errors import NetgentError
 from ..replay.run import RunResult, RunSettings, TimelineEvent
 from ..replay.wiring import run_states
 from ..synthesis import Synthesiser, Usage, build_synthesiser
-from ..workflow.automaton import State, parse_automaton
+from ..workflow.automaton import Automaton, State, parse_automaton
 from ..workflow.messages import ExecutedState, Message, StatePrompt
 from ..workflow.spec import Workflow
 
@@ -132,12 +132,7 @@ class NetGent:
         paths of actions (``start_stats_logging``) go; default: the current folder.
         """
         prompts = list(state_prompts or [])
-        if isinstance(state_repository, dict):
-            state_repository = state_repository.get("state_repository") or []
-        try:
-            repository = parse_automaton(list(state_repository or []))
-        except ValueError as exc:
-            raise NetgentError(f"state_repository: {exc}") from None
+        repository = _repository(state_repository)
         if not self.llm_enabled and not repository.states:
             raise NetgentError(
                 "nothing to replay: pass state_repository=..., or llm_enabled=True with "
@@ -146,18 +141,7 @@ class NetGent:
         if self.llm_enabled and not prompts:
             raise NetgentError("llm_enabled=True needs state_prompts to generate states from")
         values = {k: str(v) for k, v in (variables or {}).items()}
-        cfg = self.config
-        settings = RunSettings(
-            state_timeout=float(cfg["state_timeout"]),
-            max_steps=int(cfg["recursion_limit"]),
-            allow_multiple_states=bool(cfg["allow_multiple_states"]),
-            action_period=float(cfg["action_period"]),
-            transition_period=float(cfg["transition_period"]),
-            duration=float(cfg["duration"]) if cfg["duration"] else None,
-            output_dir=Path(output_dir) if output_dir is not None else None,
-            # an undetected (SeleniumBase UC) browser's pages must not see fetch change
-            watch_requests="seleniumbase" not in type(self.driver).__module__,
-        )
+        settings = self._run_settings(output_dir)
         order = [p.name for p in prompts] or [s.name for s in repository.states]
         workflow = None
         if self.llm_enabled:
@@ -191,6 +175,31 @@ class NetGent:
             error=result.error,
             context=recorder.context if recorder is not None else _executed(result, states),
         )
+
+    def _run_settings(self, output_dir: str | Path | None) -> RunSettings:
+        """NetGent's ``config`` as the engine takes it."""
+        cfg = self.config
+        return RunSettings(
+            state_timeout=float(cfg["state_timeout"]),
+            max_steps=int(cfg["recursion_limit"]),
+            allow_multiple_states=bool(cfg["allow_multiple_states"]),
+            action_period=float(cfg["action_period"]),
+            transition_period=float(cfg["transition_period"]),
+            duration=float(cfg["duration"]) if cfg["duration"] else None,
+            output_dir=Path(output_dir) if output_dir is not None else None,
+            # an undetected (SeleniumBase UC) browser's pages must not see fetch change
+            watch_requests="seleniumbase" not in type(self.driver).__module__,
+        )
+
+
+def _repository(given: list[dict[str, Any]] | dict[str, Any] | None) -> Automaton:
+    """A NetGent state repository (a list of states, or ``{"state_repository": [...]}``)."""
+    if isinstance(given, dict):
+        given = given.get("state_repository") or []
+    try:
+        return parse_automaton(list(given or []))
+    except ValueError as exc:
+        raise NetgentError(f"state_repository: {exc}") from None
 
 
 def _executed(result: RunResult, states: list[State]) -> list[Message]:

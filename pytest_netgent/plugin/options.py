@@ -114,6 +114,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _record_options(group)
     _run_options(group)
     _browser_options(group)
+    _grid_options(group)
     _capture_options(group)
     _ini_keys(parser)
 
@@ -221,7 +222,7 @@ def _run_options(group: pytest.OptionGroup) -> None:
 
 
 def _browser_options(group: pytest.OptionGroup) -> None:
-    """The browser: headed, UC mode, flags, executables, a Grid, a profile."""
+    """The browser: headed, UC mode, flags, executables, a profile."""
     group.addoption(
         "--netgent-headed",
         dest="netgent_headed",
@@ -259,6 +260,18 @@ def _browser_options(group: pytest.OptionGroup) -> None:
         help="ChromeDriver executable (default: ini netgent_chromedriver, else on PATH).",
     )
     group.addoption(
+        "--netgent-user-data-dir",
+        dest="netgent_user_data_dir",
+        metavar="DIR",
+        default=None,
+        help="Browser profile (e.g. logged-in sessions) copied once per worker; its cookies "
+        "and storage are kept between items (default: ini netgent_user_data_dir).",
+    )
+
+
+def _grid_options(group: pytest.OptionGroup) -> None:
+    """Browsers as sessions on a Selenium Grid."""
+    group.addoption(
         "--netgent-remote",
         dest="netgent_remote",
         metavar="URL",
@@ -275,14 +288,6 @@ def _browser_options(group: pytest.OptionGroup) -> None:
         default=None,
         help="New-session retries, with doubling backoff from 1 s, when the Grid is "
         "unreachable or full (default: ini netgent_remote_retries, else 3).",
-    )
-    group.addoption(
-        "--netgent-user-data-dir",
-        dest="netgent_user_data_dir",
-        metavar="DIR",
-        default=None,
-        help="Browser profile (e.g. logged-in sessions) copied once per worker; its cookies "
-        "and storage are kept between items (default: ini netgent_user_data_dir).",
     )
 
 

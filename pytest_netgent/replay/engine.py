@@ -37,6 +37,7 @@ from ..errors import BrowserError, DriftContext, NetgentError, ReplayError
 from ..system.redaction import Redactor, Secret
 from ..workflow.automaton import Action, State
 from . import diagnosis
+from .position import DurationOver, Page, Position
 from .run import RunResult, RunSettings, TimelineEvent, check_host, host_allowed, substitute
 
 if TYPE_CHECKING:
@@ -49,10 +50,6 @@ TICK_MS = 500
 HANG_S = 10.0
 """How long a tick may outlast its in-page wait before the page counts as hung (a script
 that never returns); never later than the workflow timeout."""
-
-
-class _DurationOver(Exception):
-    """The run's duration ended before an action could start (the loop decides)."""
 
 
 class Healer(Protocol):
@@ -109,8 +106,6 @@ class Engine:
         self.values = {**values, **secrets}
         self.redact = Redactor(secrets)
         self.healer = healer
-        self._page_fires: tuple[tuple[str, str], dict[int, int]] = (("", ""), {})
-        """The page (document, URL) and how often each state fired on it."""
         self.order = order or [s.name for s in states]
         self._rank: dict[str, int] = {}
         """Each name's place in :attr:`order` (its first)."""
@@ -277,145 +272,147 @@ class Engine:
 
     def _loop(self) -> None:
         s = self.settings
-        deadline = self._t0 + s.timeout
         if s.start_url:
             url = substitute(s.start_url, self.values)
             self.check_navigation(url)
             self._navigate(url)
-        last_fired: int | None = None
-        last_page: tuple[str, str] = ("", "")
-        repeats = 0
-        end_at = self._t0 + s.duration if s.duration else None
-        actions_deadline = min(deadline, end_at) if end_at else deadline
-        state_deadline = time.monotonic() + self._wait_for_state()
+        at = Position(self._t0 + s.timeout, self._t0 + s.duration if s.duration else None)
+        at.state_deadline = time.monotonic() + self._wait_for_state()
         while True:
             self.settings.check_cancel(self.workflow, self.result.steps)
             now = time.monotonic()
-            if end_at is not None and now >= end_at:
-                self._duration_reached(last_fired)
+            if at.end_at is not None and now >= at.end_at:
+                self._duration_reached(at.last_fired)
                 return
-            if now >= deadline:
+            if now >= at.deadline:
                 raise self._drift(
                     f"workflow timeout: no end state within {s.timeout:g}s "
                     "(raise 'timeout' in the workflow if it needs longer)"
                 )
-            if now >= state_deadline:
-                if self.healer is None:
-                    raise self._drift(
-                        f"no state matched the page within {s.state_timeout:g}s "
-                        "(the UI may have changed; see the failing checks below)"
-                    )
-                page = (self._last_tick.doc, self._last_tick.href)
-                self._count_step()
-                index = self.healer.no_match(self)
-                self._advances(index, page)
-                if self.states[index].end_state:
-                    self._finish(self.states[index])
+            if now >= at.state_deadline:
+                if self._unmatched(at):
                     return
-                repeats = repeats + 1 if (index == last_fired and page == last_page) else 0
-                last_fired, last_page = index, page
-                state_deadline = time.monotonic() + self._wait_for_state()
                 continue
-            wait_ms = int(min(TICK_MS, (min(actions_deadline, state_deadline) - now) * 1000))
-            exclude = None
-            if last_fired is not None and repeats >= self.states[last_fired].repeat:
-                exclude = {"state": last_fired, "doc": last_page[0], "href": last_page[1]}
-            with self._bounded(max(wait_ms, 0) / 1000 + HANG_S, diagnosis.CHECKING):
-                tick = evaluate(
-                    self.driver,
-                    self._checks,
-                    exclude,
-                    max(wait_ms, 0),
-                    fresh=self._fresh,
-                    rows=False,
-                )
-            self._hung()
-            self.result.ticks += 1
-            if tick.qoe:
-                self.sampler.collect(tick.qoe)
-            if not tick.ok:
-                self._recover(tick)
-                continue
-            self._last_tick = tick
-            self._see_url(tick.href)
-            if tick.pending is None and s.watch_requests and tick.doc not in self._watched:
-                self._watched.add(tick.doc)
-                with contextlib.suppress(Exception):  # a page that navigates meanwhile
-                    watch_requests(self.driver)
-            if tick.hidden:  # the tab the run works in went to the background: show it
-                with contextlib.suppress(Exception):  # a tab that cannot be shown stays as it is
-                    focus_tab(self.driver, self.driver.current_window_handle)
-            if not tick.matched:
-                continue
-            if len(tick.matched) > 1 and not s.allow_multiple_states:
-                names = ", ".join(repr(self.states[i].name) for i in tick.matched)
-                raise self._drift(
-                    f"several states match the page ({names}) and allow_multiple_states is "
-                    "false: make their triggers exclusive"
-                )
-            index = tick.matched[0]
-            page = (tick.doc, tick.href)
-            chosen = self.healer.preempt(self, index) if self.healer is not None else None
-            if chosen is not None:
-                self._count_step()
-                self._advances(chosen, page)
-                if self.states[chosen].end_state:
-                    self._finish(self.states[chosen])
-                    return
-                repeats = repeats + 1 if (chosen == last_fired and page == last_page) else 0
-                last_fired, last_page = chosen, page
-                state_deadline = time.monotonic() + self._wait_for_state()
-                continue
-            repeats = repeats + 1 if (index == last_fired and page == last_page) else 0
-            state = self.states[index]
-            # a continuous state running out its duration takes no steps
-            if not (repeats and state.continuous and end_at is not None):
-                self.result.steps += 1
-            if self.result.steps > s.max_steps:
-                fault = diagnosis.out_of_steps(state, bool(repeats), s.max_steps)
-                if fault is None:  # NetGent: recursion_limit ends a continuous state's run
-                    self._finish(state, f"max_steps ({s.max_steps}) reached in a continuous state")
-                    return
-                raise self._drift(fault[1], cause=fault[0])
-            self._advances(index, page)
-            self._last_state = self.sampler.state = state.name
-            self._event("state", state=state.name, url=tick.href)
-            try:
-                self.run_actions(state, actions_deadline)
-            except _DurationOver:
-                self._duration_reached(index)
+            tick = self._tick(at, now)
+            if tick is not None and tick.matched and self._fire(at, tick):
                 return
-            except ActionFailed as exc:
-                if self.healer is None:
-                    raise self._drift(self.redact(str(exc)), loading=exc.unloaded) from None
-                index = self.healer.action_failed(self, index, exc)
-                state = self.states[index]
-            if state.end_state:
-                self._finish(state)
-                return
-            if s.transition_period:
-                time.sleep(s.transition_period)
-            last_fired, last_page = index, page
-            state_deadline = time.monotonic() + self._wait_for_state()
 
-    def _advances(self, index: int, page: tuple[str, str]) -> None:
+    def _unmatched(self, at: Position) -> bool:
+        """No state matched in time: drift, or in record mode the state the page needs
+        is synthesised and run. True when the run has ended."""
+        if self.healer is None:
+            raise self._drift(
+                f"no state matched the page within {self.settings.state_timeout:g}s "
+                "(the UI may have changed; see the failing checks below)"
+            )
+        page = (self._last_tick.doc, self._last_tick.href)
+        self._count_step()
+        return self._healed(at, self.healer.no_match(self), page)
+
+    def _healed(self, at: Position, index: int, page: Page) -> bool:
+        """State ``index``, made or chosen by the healer, ran on ``page``. True when it
+        ended the run."""
+        self._advances(at, index, page)
+        if self.states[index].end_state:
+            self._finish(self.states[index])
+            return True
+        at.repeats = at.repeating(index, page)
+        at.fired(index, page)
+        at.state_deadline = time.monotonic() + self._wait_for_state()
+        return False
+
+    def _tick(self, at: Position, now: float) -> Tick | None:
+        """Evaluate every state's checks on the page, waiting in the page for one to
+        match (up to a tick); the tick, or None when the page was between documents."""
+        until = min(at.actions_deadline, at.state_deadline)
+        wait_ms = max(int(min(TICK_MS, (until - now) * 1000)), 0)
+        exclude = None
+        if at.last_fired is not None and at.repeats >= self.states[at.last_fired].repeat:
+            exclude = {"state": at.last_fired, "doc": at.last_page[0], "href": at.last_page[1]}
+        with self._bounded(wait_ms / 1000 + HANG_S, diagnosis.CHECKING):
+            tick = evaluate(
+                self.driver, self._checks, exclude, wait_ms, fresh=self._fresh, rows=False
+            )
+        self._hung()
+        self.result.ticks += 1
+        if tick.qoe:
+            self.sampler.collect(tick.qoe)
+        if not tick.ok:
+            self._recover(tick)
+            return None
+        self._last_tick = tick
+        self._see_url(tick.href)
+        if tick.pending is None and self.settings.watch_requests and tick.doc not in self._watched:
+            self._watched.add(tick.doc)
+            with contextlib.suppress(Exception):  # a page that navigates meanwhile
+                watch_requests(self.driver)
+        if tick.hidden:  # the tab the run works in went to the background: show it
+            with contextlib.suppress(Exception):  # a tab that cannot be shown stays as it is
+                focus_tab(self.driver, self.driver.current_window_handle)
+        return tick
+
+    def _fire(self, at: Position, tick: Tick) -> bool:
+        """Run the state that matched ``tick``'s page. True when the run has ended."""
+        s = self.settings
+        if len(tick.matched) > 1 and not s.allow_multiple_states:
+            names = ", ".join(repr(self.states[i].name) for i in tick.matched)
+            raise self._drift(
+                f"several states match the page ({names}) and allow_multiple_states is "
+                "false: make their triggers exclusive"
+            )
+        index = tick.matched[0]
+        page = (tick.doc, tick.href)
+        chosen = self.healer.preempt(self, index) if self.healer is not None else None
+        if chosen is not None:
+            self._count_step()
+            return self._healed(at, chosen, page)
+        at.repeats = at.repeating(index, page)
+        state = self.states[index]
+        # a continuous state running out its duration takes no steps
+        if not (at.repeats and state.continuous and at.end_at is not None):
+            self.result.steps += 1
+        if self.result.steps > s.max_steps:
+            fault = diagnosis.out_of_steps(state, bool(at.repeats), s.max_steps)
+            if fault is None:  # NetGent: recursion_limit ends a continuous state's run
+                self._finish(state, f"max_steps ({s.max_steps}) reached in a continuous state")
+                return True
+            raise self._drift(fault[1], cause=fault[0])
+        self._advances(at, index, page)
+        self._last_state = self.sampler.state = state.name
+        self._event("state", state=state.name, url=tick.href)
+        try:
+            self.run_actions(state, at.actions_deadline)
+        except DurationOver:
+            self._duration_reached(index)
+            return True
+        except ActionFailed as exc:
+            if self.healer is None:
+                raise self._drift(self.redact(str(exc)), loading=exc.unloaded) from None
+            index = self.healer.action_failed(self, index, exc)
+            state = self.states[index]
+        if state.end_state:
+            self._finish(state)
+            return True
+        if s.transition_period:
+            time.sleep(s.transition_period)
+        at.fired(index, page)
+        at.state_deadline = time.monotonic() + self._wait_for_state()
+        return False
+
+    def _advances(self, at: Position, index: int, page: Page) -> None:
         """Fail at once when state ``index`` fires on an unchanged page (same document
         and URL) more often than its ``repeat`` allows: its checks still hold after its
         own actions, alone or in turn with other states, and waiting cannot help."""
-        where, fires = self._page_fires
-        if page != where:
-            fires = {}
-            self._page_fires = (page, fires)
-        fires[index] = fires.get(index, 0) + 1
+        fires = at.count_fire(index, page)
         state = self.states[index]
-        if state.continuous or fires[index] <= state.repeat + 1:
+        if state.continuous or fires <= state.repeat + 1:
             return
         self._last_state = state.name
-        others = [self.states[i].name for i in fires if i != index]
+        others = [self.states[i].name for i in at.fires if i != index]
         between = f", in turn with {', '.join(repr(n) for n in others)}" if others else ""
         made = self.healer is not None and state.name in self.healer.made
         raise self._drift(
-            f"state {state.name!r} does not advance the page: it ran {fires[index]} times on "
+            f"state {state.name!r} does not advance the page: it ran {fires} times on "
             f"{page[1]} without the page changing{between}; its checks still hold on the page "
             "its actions lead to. "
             + (
@@ -488,7 +485,7 @@ class Engine:
         if time.monotonic() >= deadline:
             duration = self.settings.duration
             if given and duration and time.monotonic() >= self._t0 + duration:
-                raise _DurationOver  # the run loop's deadline: it ends the run
+                raise DurationOver  # the run loop's deadline: it ends the run
             raise self._drift(
                 f"workflow timeout ({self.settings.timeout:g}s) during state {state!r}"
             )

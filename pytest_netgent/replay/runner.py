@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,7 @@ from ..workflow.window import parse_window, window_text
 from .recorder import StatesProposed, save
 from .run import RunResult, RunSettings
 from .settings import ReplaySettings
-from .wiring import run_states
+from .wiring import Wired, run_states
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -126,38 +127,61 @@ class NetgentBrowser:
         next step (:class:`~pytest_netgent.errors.RunStopped`).
         """
         __tracebackhide__ = True
-        if isinstance(workflow, (str, Path)):
-            loaded = find_workflow(Path(workflow), name)
-        elif isinstance(workflow, Workflow):
-            loaded = LoadedWorkflow(workflow, Path(f"<{workflow.name}>"), 1, 0)
-        else:
-            loaded = workflow
+        loaded = _loaded(workflow, name)
         spec = loaded.workflow
         heal = heal or HEAL_COMMAND
         record_mode = self.settings.record if record is None else record
         cache_file = store.cache_path(loaded.path, spec.name)
-        previous: Automaton | None = None
-        automaton: Automaton | None = None
-        if record_mode and states is None:
-            previous = automaton = store.load(cache_file)  # a corrupt file fails, untouched
-            # with 'all' every state is made anew
-            fresh = store.cached_states(spec, previous, strict=True)[0]
-            replay = [] if record_mode == "all" else fresh
-        elif states is None:
-            record_mode = ""
-            text = f"run {heal} to synthesise the missing and stale states"
-            automaton = store.load(cache_file)
-            replay = store.replay_states(spec, automaton, cache_file, text)
-        elif isinstance(states, Automaton):
-            text = f"run {heal} to synthesise the missing and stale states"
-            automaton = states
-            replay = store.replay_states(spec, states, Path("<automaton>"), text)
-        else:
-            replay = list(states)
-        window = self.window_for(spec, automaton)
+        plan = _plan(spec, cache_file, record_mode, states, heal)
+        window = self.window_for(spec, plan.automaton)
         secrets = resolve_secrets(loaded)
         self.secrets.update(secrets)
         self._pool.secret_logs.add(secrets)
+        values = self._values(loaded, plan.replay, params, base_url)
+        if self.before_run is not None:
+            self.before_run(loaded, str(values.get("base_url", "")))
+        self._pool.size_window(window)
+        guard = self._pool.checked_guard()  # no run starts whose navigations are unconfined
+        previous = plan.previous
+        cached = {s.name for s in previous.states} if previous and plan.mode != "all" else set()
+        wired = run_states(
+            self.driver,
+            spec.name,
+            plan.replay,
+            values,
+            secrets,
+            self._run_settings(spec, artifacts, duration, cancel),
+            order=[s.name for s in spec.states],
+            record=spec if plan.mode else None,
+            synthesiser=synthesiser,
+            cached=cached,
+            window=window_text(window),
+            guard=guard,
+        )
+        result = wired.result
+        self.results.append(result)
+        self.origins |= result.origins
+        if isinstance(result.error, BrowserError):
+            self._pool.close()  # dead: the next item starts a fresh one
+        if wired.recorder is not None:
+            self._keep_record(wired, spec.name, previous, cache_file, plan.mode)
+        if isinstance(result.error, ReplayError):
+            result.error.with_details(
+                workflow=spec.name, location=f"{display_path(loaded.path)}:{loaded.line}", heal=heal
+            )
+        if check and result.error is not None:
+            raise result.error
+        return result
+
+    def _values(
+        self,
+        loaded: LoadedWorkflow,
+        replay: list[State],
+        params: Mapping[str, Scalar] | None,
+        base_url: str | None,
+    ) -> dict[str, Any]:
+        """The values a run's ``{name}`` placeholders take: vars, params, then base_url."""
+        spec = loaded.workflow
         values: dict[str, Any] = {**spec.vars, **(params or {})}
         url = self.base_url if base_url is None else base_url
         if url:
@@ -169,11 +193,17 @@ class NetgentBrowser:
                 "none is set: pass --netgent-base-url URL, set the ini key netgent_base_url, "
                 "or define a 'base_url' fixture"
             )
-        if self.before_run is not None:
-            self.before_run(loaded, str(values.get("base_url", "")))
-        self._pool.size_window(window)
-        guard = self._pool.checked_guard()  # no run starts whose navigations are unconfined
-        settings = RunSettings(
+        return values
+
+    def _run_settings(
+        self,
+        spec: Workflow,
+        artifacts: Path | None,
+        duration: float | None,
+        cancel: threading.Event | None,
+    ) -> RunSettings:
+        """What the engine needs of the workflow, the options and this browser."""
+        return RunSettings(
             state_timeout=spec.state_timeout or self.settings.state_timeout,
             timeout=spec.timeout,
             max_steps=spec.max_steps,
@@ -187,51 +217,78 @@ class NetgentBrowser:
             watch_requests=not self._pool.options.uc,
             network=self.network,
         )
-        cached = {s.name for s in previous.states} if previous and record_mode != "all" else set()
-        wired = run_states(
-            self.driver,
-            spec.name,
-            replay,
-            values,
-            secrets,
-            settings,
-            order=[s.name for s in spec.states],
-            record=spec if record_mode else None,
-            synthesiser=synthesiser,
-            cached=cached,
-            window=window_text(window),
-            guard=guard,
-        )
-        result, engine, recorder = wired.result, wired.engine, wired.recorder
-        self.results.append(result)
-        self.origins |= result.origins
-        if isinstance(result.error, BrowserError):
-            self._pool.close()  # dead: the next item starts a fresh one
-        if recorder is not None:
-            recorder.report.usage = recorder.synth.usage
-            result.record = recorder.report
-            # proposals mirror the repository, so the folder can be copied over it
-            try:
-                relative = cache_file.resolve().relative_to(self.settings.rootdir.resolve())
-            except ValueError:
-                relative = Path(cache_file.parent.name) / cache_file.name
-            proposal = self.settings.artifacts / "proposed" / relative
-            save(recorder, engine, result, previous, cache_file, record_mode, proposal)
-            if recorder.report.proposed and result.error is None:
-                result.passed = False
-                result.error = StatesProposed(
-                    f"{display_path(cache_file)}: states of workflow {spec.name!r} were "
-                    f"healed into {display_path(recorder.report.proposed)} for review "
-                    "(--netgent-record=propose); copy that file over the cached one to "
-                    "accept them"
-                )
-        if isinstance(result.error, ReplayError):
-            result.error.with_details(
-                workflow=spec.name, location=f"{display_path(loaded.path)}:{loaded.line}", heal=heal
+
+    def _keep_record(
+        self,
+        wired: Wired,
+        name: str,
+        previous: Automaton | None,
+        cache_file: Path,
+        mode: str,
+    ) -> None:
+        """Write what a recording run synthesised: the cache, or a proposal to review."""
+        result, recorder = wired.result, wired.recorder
+        assert recorder is not None
+        recorder.report.usage = recorder.synth.usage
+        result.record = recorder.report
+        # proposals mirror the repository, so the folder can be copied over it
+        try:
+            relative = cache_file.resolve().relative_to(self.settings.rootdir.resolve())
+        except ValueError:
+            relative = Path(cache_file.parent.name) / cache_file.name
+        proposal = self.settings.artifacts / "proposed" / relative
+        save(recorder, wired.engine, result, previous, cache_file, mode, proposal)
+        if recorder.report.proposed and result.error is None:
+            result.passed = False
+            result.error = StatesProposed(
+                f"{display_path(cache_file)}: states of workflow {name!r} were "
+                f"healed into {display_path(recorder.report.proposed)} for review "
+                "(--netgent-record=propose); copy that file over the cached one to "
+                "accept them"
             )
-        if check and result.error is not None:
-            raise result.error
-        return result
+
+
+@dataclass
+class _Plan:
+    """The states a run replays, the automaton they came from and the record mode."""
+
+    replay: list[State]
+    automaton: Automaton | None = None
+    previous: Automaton | None = None
+    """The cache as it was before a recording run (what a heal is compared with)."""
+    mode: str = ""
+
+
+def _loaded(workflow: str | Path | Workflow | LoadedWorkflow, name: str | None) -> LoadedWorkflow:
+    if isinstance(workflow, (str, Path)):
+        return find_workflow(Path(workflow), name)
+    if isinstance(workflow, Workflow):
+        return LoadedWorkflow(workflow, Path(f"<{workflow.name}>"), 1, 0)
+    return workflow
+
+
+def _plan(
+    spec: Workflow,
+    cache_file: Path,
+    record_mode: str,
+    states: list[State] | Automaton | None,
+    heal: str,
+) -> _Plan:
+    """Which states a run replays: explicit ones, the cache's, or (recording) the fresh ones."""
+    stale = f"run {heal} to synthesise the missing and stale states"
+    if record_mode and states is None:
+        previous = store.load(cache_file)  # a corrupt file fails, untouched
+        fresh = store.cached_states(spec, previous, strict=True)[0]
+        # with 'all' every state is made anew
+        replay = [] if record_mode == "all" else fresh
+        return _Plan(replay, previous, previous, record_mode)
+    if states is None:
+        automaton = store.load(cache_file)
+        return _Plan(store.replay_states(spec, automaton, cache_file, stale), automaton)
+    if isinstance(states, Automaton):
+        replay = store.replay_states(spec, states, Path("<automaton>"), stale)
+        return _Plan(replay, states, mode=record_mode)  # explicit states may be healed
+    return _Plan(list(states), mode=record_mode)
 
 
 def _window_of(automaton: Automaton | None) -> tuple[int, int] | None:

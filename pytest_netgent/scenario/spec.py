@@ -13,6 +13,7 @@ import difflib
 import itertools
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from ..workflow.spec import (
     LoadedWorkflow,
     Scalar,
     ScenarioDocument,
+    Workflow,
     load_workflows,
 )
 
@@ -262,7 +264,18 @@ def _resolve(
         if getattr(member, key) is not None:
             raise fail(f"{key!r} is for command members ('run:'), not workflows", key)
     assert member.workflow is not None
-    file, _, name = member.workflow.partition("::")
+    loaded = _member_workflow(path, member.workflow, fail)
+    _check_vars(scenario, member, loaded.workflow, fail)
+    return ResolvedMember(member, member.name or loaded.workflow.name, line, loaded)
+
+
+_Fail = Callable[..., WorkflowSpecError]
+"""Makes a member's error: its message and the keys under the member it is at."""
+
+
+def _member_workflow(path: Path, spec: str, fail: _Fail) -> LoadedWorkflow:
+    """The workflow a member names (``PATH::NAME``, ``PATH`` or ``::NAME``)."""
+    file, _, name = spec.partition("::")
     target = (path.parent / file).resolve() if file else path
     where = ("workflow",)
     if not target.is_file():
@@ -276,7 +289,7 @@ def _resolve(
         if isinstance(doc, LoadedWorkflow):
             workflows.append(doc)
         elif not name or doc.name == name:
-            raise fail(f"workflow {member.workflow!r} cannot be loaded: {doc.error.report()}")
+            raise fail(f"workflow {spec!r} cannot be loaded: {doc.error.report()}")
     if name:
         found = [w for w in workflows if w.workflow.name == name]
     elif len(workflows) == 1:
@@ -289,8 +302,12 @@ def _resolve(
         close = difflib.get_close_matches(name, [w.workflow.name for w in workflows], n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"its workflows: {names}"
         raise fail(f"{file} has no workflow named {name!r}: {hint}", *where)
-    loaded = found[0]
-    workflow = loaded.workflow
+    return found[0]
+
+
+def _check_vars(scenario: Scenario, member: Member, workflow: Workflow, fail: _Fail) -> None:
+    """A member's workflow gets a value for each parameter, and only vars it knows."""
+    where = ("workflow",)
     given = set(member.vars) | set(scenario.vars) | set(scenario.parametrize)
     unset = [k for k in workflow.parametrize if k not in given]
     if unset:
@@ -308,7 +325,6 @@ def _resolve(
             "vars",
             unknown[0],
         )
-    return ResolvedMember(member, member.name or workflow.name, line, loaded)
 
 
 def _check(loaded: LoadedScenario) -> None:

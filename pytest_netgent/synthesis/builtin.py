@@ -168,7 +168,13 @@ class BuiltinSynthesiser:
 
     def _trigger(self, ctx: Context, page: Observation, text: str) -> list[Check]:
         text = re.sub(r"^(if|when|once)\s+", "", text.strip().rstrip("."), flags=re.I)
-        low = text.lower()
+        for parse in (self._address_trigger, self._words_trigger, self._element_trigger):
+            if (checks := parse(ctx, page, text)) is not None:
+                return checks
+        raise Unresolved(f"not a literal trigger: {text!r}")
+
+    def _address_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
+        """The page's URL or title: "the URL contains /watch", "the title is Home"."""
         if m := re.fullmatch(r"(?:the )?(?:page )?url (?:is|equals) (.+)", text, re.I):
             value, quoted = unquote(m[1])
             if quoted or value.startswith(("http", "/", "{")):
@@ -192,6 +198,10 @@ class BuiltinSynthesiser:
         ):
             match = "exact" if m[1].lower() in ("is", "equals") else "contains"
             return [Check(type="title", params={"title": unquote(m[2])[0], "match": match})]
+        return None
+
+    def _words_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
+        """Words on the page: "the page says X", "the banner shows 'Saved'"."""
         if m := re.fullmatch(
             r"(?:the )?(?:page|screen) (?:says|shows|displays|contains|mentions|reads) (.+)",
             text,
@@ -212,6 +222,10 @@ class BuiltinSynthesiser:
             re.I,
         ):
             return [self._text(ctx, page, m[1])]
+        return None
+
+    def _element_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
+        """An element, or its state: "the Like button is pressed", "a video is shown"."""
         if m := re.fullmatch(
             r"(?:the )?(.+?) (?:is|are) (not )?(pressed|selected|checked|liked|active)", text, re.I
         ):
@@ -219,7 +233,7 @@ class BuiltinSynthesiser:
             return [self._state_check(el, m[3].lower(), negative=bool(m[2]))]
         if m := re.fullmatch(
             rf"(?:at least one |some |any )(.+?) (?:is|are) {SHOWN}",
-            low,
+            text.lower(),
         ):
             target = parse_target(m[1])
             target.ordinal = 0
@@ -231,33 +245,37 @@ class BuiltinSynthesiser:
             text,
             re.I,
         ):
-            target = parse_target(m[1] or m[2])
-            if target.role != "heading":
-                try:
-                    el = resolve(target, page)
-                    loc = locator(el)
-                    loc.pop("index", None)
-                    check = Check(type="element", params=loc)
-                    if el.chrome:  # on every page of the site: pin this one by its URL
-                        return [self._url_landmark(ctx, page), check]
-                    return [check]
-                except Unresolved:
-                    if target.role:
-                        raise
-                    name = (m[1] or m[2]).strip()
-                    if re.fullmatch(r"[A-Z0-9][\w.-]*(?: [A-Z0-9][\w.-]*){0,2}", name):
-                        # a name or number ("Ruritania is listed", "City 001 is shown"):
-                        # the words on the page, or the state does not apply here
-                        return [self._text(ctx, page, f"'{name}'")]
-            heading, named = heading_for(target, page)
-            if not heading.selectors:
-                raise Unresolved(f"no selector for heading {heading.text!r}")
-            sel = heading.selectors[0]
-            check = Check(type="element", params={"by": sel.by, "selector": sel.selector})
-            if not (sel.stable and named):  # "a heading" says little: pin the page by URL
-                return [self._url_landmark(ctx, page), check]
-            return [check]
-        raise Unresolved(f"not a literal trigger: {text!r}")
+            return self._shown(ctx, page, (m[1] or m[2]).strip())
+        return None
+
+    def _shown(self, ctx: Context, page: Observation, name: str) -> list[Check]:
+        """Checks that the element ``name`` is shown: the element, else its words (a name
+        or a number), else a heading by that name."""
+        target = parse_target(name)
+        if target.role != "heading":
+            try:
+                el = resolve(target, page)
+                loc = locator(el)
+                loc.pop("index", None)
+                check = Check(type="element", params=loc)
+                if el.chrome:  # on every page of the site: pin this one by its URL
+                    return [self._url_landmark(ctx, page), check]
+                return [check]
+            except Unresolved:
+                if target.role:
+                    raise
+                if re.fullmatch(r"[A-Z0-9][\w.-]*(?: [A-Z0-9][\w.-]*){0,2}", name):
+                    # a name or number ("Ruritania is listed", "City 001 is shown"):
+                    # the words on the page, or the state does not apply here
+                    return [self._text(ctx, page, f"'{name}'")]
+        heading, named = heading_for(target, page)
+        if not heading.selectors:
+            raise Unresolved(f"no selector for heading {heading.text!r}")
+        sel = heading.selectors[0]
+        check = Check(type="element", params={"by": sel.by, "selector": sel.selector})
+        if not (sel.stable and named):  # "a heading" says little: pin the page by URL
+            return [self._url_landmark(ctx, page), check]
+        return [check]
 
     def _text(
         self, ctx: Context, page: Observation, phrase: str, *, exact_word: bool = False

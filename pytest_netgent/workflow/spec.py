@@ -289,67 +289,13 @@ def load_documents(path: Path) -> Iterator[LoadedWorkflow | ScenarioDocument | B
     A YAML syntax error makes the whole file one :class:`BadDocument`; otherwise each
     document is validated on its own, so one bad workflow leaves the others usable.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        yield BadDocument(
-            WorkflowSpecError(path, None, f"cannot read the file: {exc}"), path, 1, 0, path.stem
-        )
+    nodes = _compose(path)
+    if isinstance(nodes, BadDocument):
+        yield nodes
         return
-    if len(text.encode()) > MAX_BYTES:
-        yield BadDocument(
-            WorkflowSpecError(
-                path, None, f"the file is larger than {MAX_BYTES // 1000} kB: split it"
-            ),
-            path,
-            1,
-            0,
-            path.stem,
-        )
-        return
-    if (deep := too_deep(text)) is not None:
-        yield BadDocument(
-            WorkflowSpecError(
-                path, deep, f"lists and maps nest deeper than {MAX_DEPTH} levels here"
-            ),
-            path,
-            deep,
-            0,
-            path.stem,
-        )
-        return
-    try:
-        nodes = list(yaml.compose_all(text, Loader=LOADER))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        problem = exc.problem or "invalid YAML"
-        context = f" ({exc.context})" if exc.context else ""
-        fix = "fix the YAML at this line"
-        bad_line = text.splitlines()[line - 1] if line and line <= len(text.splitlines()) else ""
-        if "flow" in str(exc.context) and PLACEHOLDER.search(bad_line):
-            fix = (
-                "text with {placeholders} inside [ ] must be quoted, e.g. "
-                "['Type {query} into the search box'], or written as '- item' lines"
-            )
-        yield BadDocument(
-            WorkflowSpecError(path, line, f"YAML syntax error: {problem}{context}; {fix}"),
-            path,
-            line or 1,
-            0,
-            path.stem,
-        )
-        return
-    except (yaml.YAMLError, RecursionError) as exc:
-        yield BadDocument(
-            WorkflowSpecError(path, None, f"YAML error: {exc}"), path, 1, 0, path.stem
-        )
-        return
-
     documents = [n for n in nodes if n is not None]
     seen: dict[str, int] = {}
     for index, node in enumerate(documents):
-        line = node.start_mark.line + 1
         result = _load_document(path, node, index, len(documents))
         if isinstance(result, BadDocument):
             yield result
@@ -365,13 +311,47 @@ def load_documents(path: Path) -> Iterator[LoadedWorkflow | ScenarioDocument | B
                     f"give each {kind} in the file its own 'name'",
                 ),
                 path,
-                line,
+                node.start_mark.line + 1,
                 index,
                 f"{name}#{index + 1}",
             )
             continue
         seen[name] = result.line_of("name")
         yield result
+
+
+def _whole_file(path: Path, message: str, line: int | None = None) -> BadDocument:
+    """The error of a file none of whose documents can be read."""
+    return BadDocument(WorkflowSpecError(path, line, message), path, line or 1, 0, path.stem)
+
+
+def _compose(path: Path) -> list[yaml.Node | None] | BadDocument:
+    """The YAML documents of ``path`` as nodes (their lines kept), or why there are none."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _whole_file(path, f"cannot read the file: {exc}")
+    if len(text.encode()) > MAX_BYTES:
+        return _whole_file(path, f"the file is larger than {MAX_BYTES // 1000} kB: split it")
+    if (deep := too_deep(text)) is not None:
+        return _whole_file(path, f"lists and maps nest deeper than {MAX_DEPTH} levels here", deep)
+    try:
+        return list(yaml.compose_all(text, Loader=LOADER))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = exc.problem or "invalid YAML"
+        context = f" ({exc.context})" if exc.context else ""
+        fix = "fix the YAML at this line"
+        bad_line = text.splitlines()[line - 1] if line and line <= len(text.splitlines()) else ""
+        if "flow" in str(exc.context) and PLACEHOLDER.search(bad_line):
+            fix = (
+                "text with {placeholders} inside [ ] must be quoted, e.g. "
+                "['Type {query} into the search box'], or written as '- item' lines"
+            )
+        return _whole_file(path, f"YAML syntax error: {problem}{context}; {fix}", line)
+    except (yaml.YAMLError, RecursionError) as exc:
+        return _whole_file(path, f"YAML error: {exc}")
 
 
 def _load_document(
@@ -489,6 +469,11 @@ def _where(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
 
 def _semantic_errors(loaded: LoadedWorkflow, builder: Builder) -> WorkflowSpecError | None:
     """Checks the schema cannot express: unique names, known placeholders, secrets."""
+    return _shape_error(loaded) or _names_error(loaded) or _placeholder_error(loaded)
+
+
+def _shape_error(loaded: LoadedWorkflow) -> WorkflowSpecError | None:
+    """Unique state names, and a way to end: an end state, or a duration run out."""
     wf = loaded.workflow
     path = loaded.path
     seen: dict[str, int] = {}
@@ -518,6 +503,13 @@ def _semantic_errors(loaded: LoadedWorkflow, builder: Builder) -> WorkflowSpecEr
             "'duration' needs a state with 'continuous: true' to run it out; without one, "
             "remove 'duration' (the workflow ends at its end state)",
         )
+    return None
+
+
+def _names_error(loaded: LoadedWorkflow) -> WorkflowSpecError | None:
+    """Parameters with values; vars, parameters and secrets that do not collide."""
+    wf = loaded.workflow
+    path = loaded.path
     for key, values in wf.parametrize.items():
         if not values:
             return WorkflowSpecError(
@@ -539,6 +531,12 @@ def _semantic_errors(loaded: LoadedWorkflow, builder: Builder) -> WorkflowSpecEr
                 loaded.line_of("vars", key),
                 f"{key!r} is provided by pytest-netgent (--netgent-base-url): rename it",
             )
+    return None
+
+
+def _placeholder_error(loaded: LoadedWorkflow) -> WorkflowSpecError | None:
+    """Every ``{name}`` in the workflow's text is a var, a parameter or a secret."""
+    wf = loaded.workflow
     known = wf.known_names()
     texts: list[tuple[tuple[Any, ...], str]] = [(("start_url",), wf.start_url)]
     for i, state in enumerate(wf.states):
@@ -556,7 +554,7 @@ def _semantic_errors(loaded: LoadedWorkflow, builder: Builder) -> WorkflowSpecEr
                     else "define it under 'vars', 'parametrize' or 'secrets'"
                 )
                 return WorkflowSpecError(
-                    path,
+                    loaded.path,
                     loaded.line_of(*loc),
                     f"undefined placeholder {{{match.group(1)}}}: {hint}",
                 )
