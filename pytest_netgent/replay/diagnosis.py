@@ -97,6 +97,26 @@ def out_of_steps(state: State, repeated: bool, max_steps: int) -> tuple[str, str
     )
 
 
+def no_progress(
+    name: str, fires: int, url: str, others: list[str], *, made: bool
+) -> tuple[str, str]:
+    """The cause and reason when state ``name`` ran ``fires`` times on an unchanged page
+    (with ``others`` in turn); ``made``: synthesised in this run."""
+    between = f", in turn with {', '.join(repr(n) for n in others)}" if others else ""
+    fix = (
+        "The synthesised checks do not tell its page from the next: re-record with more "
+        "specific triggers (an exact URL, a heading, a text only that page shows)"
+        if made
+        else "Make its checks tell its page from the page its actions lead to, or give it "
+        "'repeat' if it is meant to run again"
+    )
+    return "synthesis failure" if made else "no progress", (
+        f"state {name!r} does not advance the page: it ran {fires} times on {url} without "
+        f"the page changing{between}; its checks still hold on the page its actions lead "
+        f"to. {fix}"
+    )
+
+
 def still_loading(tick: Tick) -> bool:
     """Whether the browser shows no page of a site yet (still on its blank start page,
     the next document not arrived)."""

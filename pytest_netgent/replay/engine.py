@@ -115,6 +115,7 @@ class Engine:
         """The rank of each of :attr:`states`, ascending."""
         self._checks: list[dict[str, Any]] = []
         self._check_wait: dict[str, float] = {}
+        self._at: Position | None = None  # the loop's place: an inserted state moves it
         for state in states:
             self.put_state(state, replace=False)
         self.allowed = settings.allowed_hosts
@@ -183,6 +184,8 @@ class Engine:
         # states stay sorted by their declared rank: the new one goes after its equals
         rank = self._rank.get(state.name, len(self.order))
         index = bisect.bisect_right(self._ranks, rank)
+        if self._at is not None:
+            self._at.inserted(index)
         self.states.insert(index, state)
         self._checks.insert(index, checks)
         self._ranks.insert(index, rank)
@@ -276,7 +279,8 @@ class Engine:
             url = substitute(s.start_url, self.values)
             self.check_navigation(url)
             self._navigate(url)
-        at = Position(self._t0 + s.timeout, self._t0 + s.duration if s.duration else None)
+        end_at = self._t0 + s.duration if s.duration else None
+        at = self._at = Position(self._t0 + s.timeout, end_at)
         at.state_deadline = time.monotonic() + self._wait_for_state()
         while True:
             self.settings.check_cancel(self.workflow, self.result.steps)
@@ -409,21 +413,9 @@ class Engine:
             return
         self._last_state = state.name
         others = [self.states[i].name for i in at.fires if i != index]
-        between = f", in turn with {', '.join(repr(n) for n in others)}" if others else ""
         made = self.healer is not None and state.name in self.healer.made
-        raise self._drift(
-            f"state {state.name!r} does not advance the page: it ran {fires} times on "
-            f"{page[1]} without the page changing{between}; its checks still hold on the page "
-            "its actions lead to. "
-            + (
-                "The synthesised checks do not tell its page from the next: re-record with "
-                "more specific triggers (an exact URL, a heading, a text only that page shows)"
-                if made
-                else "Make its checks tell its page from the page its actions lead to, or "
-                "give it 'repeat' if it is meant to run again"
-            ),
-            cause="synthesis failure" if made else "no progress",
-        )
+        cause, reason = diagnosis.no_progress(state.name, fires, page[1], others, made=made)
+        raise self._drift(reason, cause=cause)
 
     def _count_step(self) -> None:
         """A state synthesised in record mode is a step like any other."""

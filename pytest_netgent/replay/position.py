@@ -55,3 +55,10 @@ class Position:
             self.fires_page, self.fires = page, {}
         self.fires[index] = self.fires.get(index, 0) + 1
         return self.fires[index]
+
+    def inserted(self, index: int) -> None:
+        """A state was inserted at ``index`` (record mode): states from there on moved one
+        place down, and what is known of them moves with them."""
+        if self.last_fired is not None and self.last_fired >= index:
+            self.last_fired += 1
+        self.fires = {(i + 1 if i >= index else i): n for i, n in self.fires.items()}
