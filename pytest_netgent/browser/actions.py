@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError
+from .chain import Chain, chained
 from .keyboard import key_chord
 from .session import PAGE_LOAD_S, browser_gone, focus_tab
 
@@ -53,6 +54,7 @@ class Actions:
         self.check_url = check_url
         self.deadline = deadline
         self.sampler = sampler
+        self._chain = Chain(driver)
         self.cancel: threading.Event | None = None
         """Set from another thread, it cuts a wait short (the run is being stopped)."""
         self._registry: dict[str, Callable[[dict[str, Any]], None]] = {
@@ -82,7 +84,10 @@ class Actions:
             handler = self._registry[kind]
         except KeyError:
             raise ActionFailed(f"unknown action type {kind!r}") from None
-        handler(params)
+        try:
+            handler(params)
+        finally:
+            self._chain.leave()  # checks run in the page's top document
 
     # ------------------------------------------------------------------ helpers
 
@@ -128,7 +133,11 @@ class Actions:
     def _pick(self, params: dict[str, Any]) -> WebElement | None:
         """The element ``by``/``selector`` names now: item ``index`` of the matches if
         given (a list item, "the first result"), else the only or first visible one."""
-        found = self.driver.find_elements(params.get("by", "css selector"), params["selector"])
+        by, selector = params.get("by", "css selector"), str(params["selector"])
+        if chained(selector):
+            found = self._chain.find(by, selector)
+        else:
+            found = self.driver.find_elements(by, selector)
         if "index" in params:
             index = int(params["index"])
             return found[index] if -len(found) <= index < len(found) else None
@@ -283,14 +292,26 @@ class Actions:
                 return False
             if clear:
                 element.clear()
-            element.send_keys(text)
+            try:
+                element.send_keys(text)
+            except ElementNotInteractableException:
+                if not chained(str(selector)):
+                    raise
+                # In a closed shadow root the page's active element is the host, so
+                # ChromeDriver cannot tell the field has focus: a person clicks it and types.
+                element.click()
+                ActionChains(self.driver).send_keys(text).perform()
             return True
+
+        from selenium.common.exceptions import ElementNotInteractableException
+        from selenium.webdriver.common.action_chains import ActionChains
 
         self._until(f"type: no editable element matches {by} {selector!r}", attempt)
 
     def press_key(self, params: dict[str, Any]) -> None:
         """Press ``key`` (a key or a chord such as "Shift+Enter") in the focused element,
         or in ``by``/``selector`` if given."""
+        from selenium.common.exceptions import ElementNotInteractableException
         from selenium.webdriver.common.action_chains import ActionChains
         from selenium.webdriver.common.keys import Keys
 
@@ -299,9 +320,15 @@ class Actions:
         except ValueError as exc:
             raise ActionFailed(str(exc)) from None
         if "selector" in params:
-            # an element's send_keys holds modifiers down until the NULL key
-            self._element(params, "press_key").send_keys("".join(modifiers) + key + Keys.NULL)
-            return
+            element = self._element(params, "press_key")
+            try:
+                # an element's send_keys holds modifiers down until the NULL key
+                element.send_keys("".join(modifiers) + key + Keys.NULL)
+                return
+            except ElementNotInteractableException:
+                if not chained(str(params["selector"])):
+                    raise
+                element.click()  # in a closed shadow root: focus it as a person does
         chain = ActionChains(self.driver)
         for modifier in modifiers:
             chain.key_down(modifier)

@@ -23,36 +23,6 @@ if (!window.__netgentDoc) {
 const doc = window.__netgentDoc;
 const fnCache = window.__netgentFns || (window.__netgentFns = new Map());
 
-function findAll(by, selector) {
-  switch (by) {
-    case "css selector":
-      return Array.from(document.querySelectorAll(selector));
-    case "id":
-      return Array.from(document.querySelectorAll("#" + CSS.escape(selector)));
-    case "name":
-      return Array.from(document.getElementsByName(selector));
-    case "class name":
-      return Array.from(document.getElementsByClassName(selector));
-    case "tag name":
-      return Array.from(document.getElementsByTagName(selector));
-    case "xpath": {
-      const snap = document.evaluate(selector, document, null,
-        XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
-      const out = [];
-      for (let i = 0; i < snap.snapshotLength; i++) out.push(snap.snapshotItem(i));
-      return out;
-    }
-    case "link text":
-      return Array.from(document.querySelectorAll("a")).filter(
-        (a) => a.innerText.trim() === selector);
-    case "partial link text":
-      return Array.from(document.querySelectorAll("a")).filter(
-        (a) => a.innerText.includes(selector));
-    default:
-      throw new Error("unknown 'by': " + by);
-  }
-}
-
 // A browser's start pages. Before the run's first real page, a url check naming any of
 // them holds on whichever of them this browser shows (NetGent's repositories begin with
 // chrome://new-tab-page/, a reset browser here shows data:,); afterwards such a check
@@ -64,7 +34,7 @@ const START_PAGES = new Set([
 // NetGent's check_visibility: shown (display, visibility, opacity) and wholly inside
 // the viewport.
 function inViewport(el) {
-  if (!(el instanceof Element)) return false;
+  if (!el || el.nodeType !== 1) return false;
   const style = getComputedStyle(el);
   if (style.display === "none" || style.visibility === "hidden" || style.opacity === "0") {
     return false;
@@ -76,7 +46,7 @@ function inViewport(el) {
 }
 
 function isVisible(el) {
-  if (!(el instanceof Element)) return false;
+  if (!el || el.nodeType !== 1) return false;
   if (el.checkVisibility &&
       !el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})) return false;
   const r = el.getBoundingClientRect();
@@ -104,15 +74,21 @@ function evaluate() {
   let bodyText = null;
   const text = () => (bodyText === null
     ? (bodyText = document.body ? document.body.innerText : "") : bodyText);
+  let allText = null;
+  const deepText = () => (allText === null ? (allText = ngDeepText()) : allText);
+  let hasFar = null;
+  const farFrame = () => (hasFar === null ? (hasFar = ngHasFarFrame()) : hasFar);
   const href = location.href;
   const rows = options.rows !== false;
   const results = [];
   const matched = [];
+  const maybe = [];  // states that match if their checks in other-origin frames hold
   for (let i = 0; i < states.length; i++) {
     const checks = states[i].checks;
     const row = [];
     let all = true;
-    for (const check of checks) {
+    const far = [];  // checks in frames of another origin: WebDriver looks there
+    for (const [c, check] of checks.entries()) {
       if (!all && !rows) break;
       const p = check.params;
       let ok = false;
@@ -133,18 +109,29 @@ function evaluate() {
             break;
           }
           case "element": {
-            const found = findAll(p.by, p.selector);
+            const where = ngFind(p.by, p.selector);
+            const found = where.found;
             if (p.visible === false || p.check_visibility === false) ok = found.length > 0;
             else if (p.check_visibility === true) ok = found.some(inViewport);
             else ok = found.some(isVisible);
-            if (!ok) err = found.length ? "present but not visible" : "not found";
+            if (where.far !== undefined) {
+              far.push(c);
+              err = "inside a frame of another origin (link " + (where.far + 1) + ")";
+            } else if (!ok) {
+              err = where.broken || (found.length ? "present but not visible" : "not found");
+            }
             break;
           }
           case "text":
-            // check_visibility: false also finds text that is not rendered
+            // check_visibility: false also finds text that is not rendered; text in shadow
+            // roots and frames is looked for only when the document's own does not hold it
             ok = p.check_visibility === false
               ? (document.documentElement.textContent || "").includes(p.text)
-              : text().includes(p.text);
+              : text().includes(p.text) || deepText().includes(p.text);
+            if (!ok && p.check_visibility !== false && farFrame()) {
+              far.push(c);  // it may be in a frame of another origin: WebDriver looks
+              err = "not in the page; looking in its frames of another origin";
+            }
             break;
           case "title":
             ok = compare(document.title, p.title, p.match || "contains");
@@ -166,12 +153,15 @@ function evaluate() {
         err = String(e && e.message || e);
       }
       row.push(err ? [ok, err] : [ok]);
-      all = all && ok;
+      all = all && (ok || far[far.length - 1] === c);
     }
     if (rows) results.push(row);
     const ex = options.exclude;
     const excluded = ex && ex.state === i && ex.doc === doc && ex.href === href;
-    if (all && !excluded) matched.push(i);
+    if (all && !excluded) {
+      if (far.length) maybe.push([i, far]);
+      else matched.push(i);
+    }
   }
   // What went wrong with the page itself, told apart from a page that looks different:
   // Chromium's own error page (the server is down, the name does not resolve), or a
@@ -191,7 +181,7 @@ function evaluate() {
   const pending = waiting ? Array.from(waiting.values())
     .map(([method, url, since]) => [method, url, Math.round(now - since)])
     .sort((a, b) => b[2] - a[2]).slice(0, 3) : null;
-  return {doc, href, title: document.title, results, matched,
+  return {doc, href, title: document.title, results, matched, maybe,
           ready: document.readyState, net_error: netError, status,
           hidden: document.visibilityState === "hidden", pending};
 }
@@ -229,7 +219,8 @@ function step() {
   const first = result.matched.length ? result.matched[0] : -1;
   const age = performance.now();
   const held = first > 0 && states.slice(0, first).some((s) => (s.hold || 0) > age);
-  if ((result.matched.length && !held) || elapsed >= options.wait_ms) {
+  // a state that may match needs WebDriver to look into a frame of another origin
+  if ((result.matched.length && !held) || result.maybe.length || elapsed >= options.wait_ms) {
     if (held) result.matched = [];  // still held: the next evaluation decides
     finish(result);
     return;

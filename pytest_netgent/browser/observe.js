@@ -1,5 +1,11 @@
 // Observe the page for synthesis, in one round trip: URL, title, headings, and every
-// visible interactive element with its accessible name and stable, verified selectors.
+// visible interactive element with its accessible name and stable, verified selectors,
+// in the document, in its shadow roots (open, and closed ones shadow.js kept) and in its
+// frames this script may read, at any depth. deep.js is prepended.
+//
+// Selectors are verified within the element's own scope (its document or shadow root),
+// so ids repeated across roots are told apart; an element in a shadow root or a frame
+// gets the chain of its hosts and frames in front ("ng-app >> ng-search >> input").
 //
 // Selectors are tried from most to least stable (a non-generated id, data-testid, name,
 // aria-label, placeholder, link/button text, type, classes, position) and kept only if
@@ -23,17 +29,10 @@ function xq(value) {
   return "concat('" + value.split("'").join("', \"'\", '") + "')";
 }
 
-function count(by, selector) {
+// How many elements of ``scope`` (a document or a shadow root) ``selector`` matches.
+function count(by, selector, scope) {
   try {
-    if (by === "xpath") {
-      return document.evaluate(selector, document, null,
-        XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null).snapshotLength;
-    }
-    if (by === "link text") {
-      return Array.from(document.querySelectorAll("a")).filter(
-        (a) => a.innerText.trim() === selector).length;
-    }
-    return document.querySelectorAll(selector).length;
+    return ngQuery(scope, by, selector).length;
   } catch (e) {
     return 0;
   }
@@ -61,14 +60,15 @@ function textOf(node) {
 
 function labelOf(el) {
   if (el.getAttribute("aria-label")) return clean(el.getAttribute("aria-label"));
+  const root = el.getRootNode();  // ids refer within the element's own document or root
   const by = el.getAttribute("aria-labelledby");
   if (by) {
-    const t = by.split(/\s+/).map((id) => document.getElementById(id))
+    const t = by.split(/\s+/).map((id) => root.getElementById(id))
       .filter(Boolean).map((n) => n.innerText).join(" ");
     if (clean(t)) return clean(t);
   }
   if (el.id) {
-    const l = document.querySelector("label[for=" + q(el.id) + "]");
+    const l = root.querySelector("label[for=" + q(el.id) + "]");
     if (l && textOf(l)) return textOf(l);
   }
   const wrap = el.closest("label");
@@ -90,18 +90,20 @@ function classSelector(el) {
   return classes.length ? tag + classes.map((c) => "." + CSS.escape(c)).join("") : "";
 }
 
-function uniqueCss(el) {
+function uniqueCss(el, scope) {
   const tag = el.tagName.toLowerCase();
   if (el.id && !generated(el.id)) {
     const s = "#" + CSS.escape(el.id);
-    if (count("css selector", s) === 1) return s;
+    if (count("css selector", s, scope) === 1) return s;
   }
   const path = [];
   let node = el;
-  while (node && node.nodeType === 1 && node !== document.documentElement) {
+  const top = scope.nodeType === 9 ? scope.documentElement : null;
+  while (node && node.nodeType === 1 && node !== top) {
     let part = classSelector(node) || node.tagName.toLowerCase();
-    if (node.id && !generated(node.id)) {
-      path.unshift("#" + CSS.escape(node.id));
+    if (node.id && !generated(node.id) &&
+        count("css selector", "#" + CSS.escape(node.id), scope) === 1) {
+      path.unshift("#" + CSS.escape(node.id));  // an id repeated in its root is no anchor
       break;
     }
     const parent = node.parentElement;
@@ -113,19 +115,21 @@ function uniqueCss(el) {
     }
     path.unshift(part);
     const s = path.join(" > ");
-    if (count("css selector", s) === 1) return s;
+    if (count("css selector", s, scope) === 1) return s;
     node = parent;
   }
   const s = path.join(" > ");
-  return count("css selector", s) === 1 ? s : tag;
+  return count("css selector", s, scope) === 1 ? s : tag;
 }
 
-function selectorsOf(el) {
+// Selectors of ``el`` verified in ``scope``, each behind ``prefix`` (its hosts' chain).
+function selectorsOf(el, scope, prefix) {
   const tag = el.tagName.toLowerCase();
   const out = [];
   const add = (by, selector, stable) => {
-    if (selector && out.every((s) => s.selector !== selector) && count(by, selector) === 1) {
-      out.push({by, selector, stable});
+    if (selector && out.every((s) => s.selector !== prefix + selector) &&
+        !(by === "xpath" && scope.nodeType !== 9) && count(by, selector, scope) === 1) {
+      out.push({by, selector: prefix + selector, stable});
     }
   };
   if (el.id && !generated(el.id)) add("css selector", "#" + CSS.escape(el.id), true);
@@ -153,13 +157,13 @@ function selectorsOf(el) {
   }
   const cls = classSelector(el);
   if (cls) add("css selector", cls, false);
-  add("css selector", uniqueCss(el), false);
+  add("css selector", uniqueCss(el, scope), false);
   return out;
 }
 
 // A list of similar items (results, posts): the nearest ancestor that repeats among
 // its siblings; the group selector matches this element's counterpart in every item.
-function groupOf(el) {
+function groupOf(el, scope, prefix) {
   let item = el;
   for (let depth = 0; item && item.parentElement && depth < 6; depth++) {
     const parent = item.parentElement;
@@ -172,11 +176,11 @@ function groupOf(el) {
             [parent.id, parent.className, parent.getAttribute("data-role")].join(" ")));
     if (siblings.length >= 2 || (listLike && item.parentElement === parent)) {
       const inner = item === el ? "" : " " + (classSelector(el) || el.tagName.toLowerCase());
-      const container = uniqueCss(parent);
+      const container = uniqueCss(parent, scope);
       const selector = container + " > " + part + inner;
-      const all = Array.from(document.querySelectorAll(selector));
+      const all = Array.from(scope.querySelectorAll(selector));
       if (all.includes(el) && (all.length >= 2 || listLike)) {
-        return {selector, index: all.indexOf(el), size: all.length};
+        return {selector: prefix + selector, index: all.indexOf(el), size: all.length};
       }
     }
     item = parent;
@@ -194,50 +198,98 @@ const INTERACTIVE = "a[href], button, input:not([type=hidden]), select, textarea
   "[role=option], [role=searchbox], [role=textbox], [role=combobox], [contenteditable=true], " +
   "[onclick], [tabindex]:not([tabindex='-1'])";
 
-const elements = [];
-for (const el of document.querySelectorAll(INTERACTIVE)) {
-  if (elements.length >= MAX) break;
-  if (!visible(el)) continue;
-  const r = el.getBoundingClientRect();
-  const tag = el.tagName.toLowerCase();
-  const attrs = {};
-  for (const a of ["id", "name", "type", "role", "href", "placeholder", "aria-label",
-                   "aria-pressed", "aria-expanded", "aria-checked", "data-testid", "value",
-                   "class"]) {
-    const v = el.getAttribute(a);
-    if (v !== null && v !== "") attrs[a] = v.slice(0, 120);
+// Every scope to look in: the document, then each shadow root and readable frame under
+// it, with the chain that leads there and the offset of its viewport in the page's.
+// Frames of another origin go to ``far`` (WebDriver observes them on its own).
+function scopesOf(scope, prefix, dx, dy, out, far) {
+  out.push({scope, prefix, dx, dy});
+  const walker = (scope.ownerDocument || scope).createTreeWalker(scope, NodeFilter.SHOW_ELEMENT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const root = ngRootOf(node);
+    const inner = ngIsFrame(node) ? ngFrameDoc(node) : null;
+    if (ngIsFrame(node) && !inner && !/^(about:|data:|javascript:|$)/.test(node.src) &&
+        visible(node)) {
+      const r = node.getBoundingClientRect();
+      far.push({chain: prefix + uniqueCss(node, scope), x: Math.round(dx + r.x + node.clientLeft),
+                y: Math.round(dy + r.y + node.clientTop)});
+    }
+    if (!root && !(inner && inner.documentElement)) continue;
+    const link = prefix + uniqueCss(node, scope) + " >> ";
+    if (root) scopesOf(root, link, dx, dy, out, far);
+    if (inner && inner.documentElement) {
+      const r = node.getBoundingClientRect();
+      scopesOf(inner, link, dx + r.x + node.clientLeft, dy + r.y + node.clientTop, out, far);
+    }
   }
-  const options = tag === "select"
-    ? Array.from(el.options).map((o) => ({text: clean(o.text), value: o.value})) : undefined;
-  elements.push({
-    mmid: elements.length + 1,
-    tag,
-    role: el.getAttribute("role") || "",
-    name: nameOf(el),
-    label: labelOf(el),
-    text: clean(el.innerText).slice(0, 120),
-    attrs,
-    options,
-    region: regionOf(el),
-    // site chrome (header, navigation, footer) appears on every page of a site
-    chrome: Boolean(el.closest("header, nav, footer, [role=banner], [role=navigation], " +
-                               "[role=contentinfo]")),
-    selectors: selectorsOf(el),
-    group: groupOf(el),
-    box: {x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height / 2),
-          width: Math.round(r.width), height: Math.round(r.height)},
-  });
+  return out;
 }
 
+const frames = [];
+const scopes = scopesOf(document, "", 0, 0, [], frames);
+const elements = [];
 const headings = [];
-for (const h of document.querySelectorAll("h1, h2, h3, [role=heading]")) {
-  if (!visible(h) || !clean(h.innerText)) continue;
-  headings.push({
-    tag: h.tagName.toLowerCase(),
-    text: clean(h.innerText).slice(0, 120),
-    selectors: selectorsOf(h),
-  });
-  if (headings.length >= 30) break;
+// Controls that are plain elements with a click handler (tab headers without a role,
+// design-system chips): what shows a pointer where its container does not.
+function pointerTargets(scope) {
+  const out = [];
+  const all = scope.querySelectorAll("div, span, li, img, svg, p, label, td, i");
+  for (let i = 0; i < all.length && i < 3000; i++) {
+    const el = all[i];
+    if (el.matches(INTERACTIVE) || el.closest(INTERACTIVE) || el.querySelector(INTERACTIVE)) {
+      continue;
+    }
+    if (getComputedStyle(el).cursor !== "pointer") continue;
+    const parent = el.parentElement;
+    if (parent && getComputedStyle(parent).cursor === "pointer") continue;
+    out.push(el);
+  }
+  return out;
+}
+
+for (const {scope, prefix, dx, dy} of scopes) {
+  for (const el of [...scope.querySelectorAll(INTERACTIVE), ...pointerTargets(scope)]) {
+    if (elements.length >= MAX) break;
+    if (!visible(el)) continue;
+    const r = el.getBoundingClientRect();
+    const tag = el.tagName.toLowerCase();
+    const attrs = {};
+    for (const a of ["id", "name", "type", "role", "href", "placeholder", "aria-label",
+                     "aria-pressed", "aria-expanded", "aria-checked", "data-testid", "value",
+                     "class"]) {
+      const v = el.getAttribute(a);
+      if (v !== null && v !== "") attrs[a] = v.slice(0, 120);
+    }
+    const options = tag === "select"
+      ? Array.from(el.options).map((o) => ({text: clean(o.text), value: o.value})) : undefined;
+    elements.push({
+      mmid: elements.length + 1,
+      tag,
+      role: el.getAttribute("role") || "",
+      name: nameOf(el),
+      label: labelOf(el),
+      text: clean(el.innerText).slice(0, 120),
+      attrs,
+      options,
+      region: regionOf(el),
+      // site chrome (header, navigation, footer) appears on every page of a site
+      chrome: Boolean(el.closest("header, nav, footer, [role=banner], [role=navigation], " +
+                                 "[role=contentinfo]")),
+      selectors: selectorsOf(el, scope, prefix),
+      group: groupOf(el, scope, prefix),
+      within: prefix.replace(/ >> $/, ""),
+      box: {x: Math.round(dx + r.x + r.width / 2), y: Math.round(dy + r.y + r.height / 2),
+            width: Math.round(r.width), height: Math.round(r.height)},
+    });
+  }
+  for (const h of scope.querySelectorAll("h1, h2, h3, [role=heading]")) {
+    if (headings.length >= 30) break;
+    if (!visible(h) || !clean(h.innerText)) continue;
+    headings.push({
+      tag: h.tagName.toLowerCase(),
+      text: clean(h.innerText).slice(0, 120),
+      selectors: selectorsOf(h, scope, prefix),
+    });
+  }
 }
 
 return {
@@ -245,5 +297,6 @@ return {
   title: document.title,
   elements,
   headings,
-  text: clean(document.body ? document.body.innerText : "").slice(0, 4000),
+  frames,
+  text: clean(ngDeepText()).slice(0, 4000),
 };

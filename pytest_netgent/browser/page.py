@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from .chain import Chain
 from .session import browser_gone, cdp
 
 if TYPE_CHECKING:
@@ -14,9 +16,16 @@ if TYPE_CHECKING:
 
 
 @cache
+def script(name: str) -> str:
+    """The JavaScript of ``name`` in this package, read once per process."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+@cache
 def checks_source() -> str:
-    """The JavaScript of ``checks.js``, read once per process."""
-    return resources.files(__package__).joinpath("checks.js").read_text(encoding="utf-8")
+    """The JavaScript of ``checks.js``, with the helpers of ``deep.js`` that reach into
+    shadow roots and frames."""
+    return script("deep.js") + script("checks.js")
 
 
 @dataclass
@@ -87,6 +96,15 @@ def evaluate(
         return Tick(error=f"unexpected answer from the page: {raw!r}")
     if raw.get("error"):
         return Tick(error=str(raw["error"]), qoe=list(raw.get("qoe") or []))
+    tick = _tick(raw)
+    if raw.get("maybe"):
+        tick.matched = sorted(tick.matched + _far_matches(driver, states, raw["maybe"], tick))
+        if not tick.matched:
+            time.sleep(poll_ms / 1000)  # the page could not wait for those frames itself
+    return tick
+
+
+def _tick(raw: dict[str, Any]) -> Tick:
     return Tick(
         doc=str(raw["doc"]),
         href=str(raw["href"]),
@@ -105,16 +123,74 @@ def evaluate(
     )
 
 
+def _far_matches(
+    driver: WebDriver, states: list[dict[str, Any]], maybe: list[Any], tick: Tick
+) -> list[int]:
+    """The states of ``maybe`` (index, checks in frames of another origin) whose checks
+    there hold, looked at through WebDriver: a page script cannot read those frames."""
+    chain = Chain(driver)
+    matched = []
+    try:
+        for index, far in maybe:
+            holds = True
+            for number in far:
+                ok, why = _far_check(chain, states[index]["checks"][number])
+                row = tick.results[index] if index < len(tick.results) else []
+                if number < len(row):
+                    row[number] = (ok, why)
+                holds = holds and ok
+            if holds:
+                matched.append(int(index))
+    finally:
+        chain.leave()
+    return matched
+
+
+def _far_check(chain: Chain, check: dict[str, Any]) -> tuple[bool, str]:
+    """A check in frames of another origin: whether it holds, and why not."""
+    from selenium.common.exceptions import WebDriverException
+
+    params = check["params"]
+    try:
+        if check["type"] == "text":
+            return _far_text(chain, str(params["text"]))
+        found = chain.find(params.get("by", "css selector"), str(params["selector"]))
+    except WebDriverException as exc:
+        if browser_gone(exc):
+            raise
+        return False, _line(exc)
+    if params.get("visible") is False or params.get("check_visibility") is False:
+        return bool(found), "" if found else "not found"
+    if any(e.is_displayed() for e in found):
+        return True, ""
+    return False, "present but not visible" if found else "not found"
+
+
+def _far_text(chain: Chain, text: str) -> tuple[bool, str]:
+    """Whether one of the page's frames of another origin shows ``text``."""
+    driver = chain.driver
+    chain.leave()
+    for frame in driver.find_elements("css selector", "iframe, frame"):
+        driver.switch_to.frame(frame)
+        chain.framed = True
+        shown = driver.execute_script(script("deep.js") + "return ngDeepText();")
+        chain.leave()
+        if text in str(shown):
+            return True, ""
+    return False, "not on the page nor in its frames"
+
+
 @cache
-def _pending_source() -> str:
-    return resources.files(__package__).joinpath("pending.js").read_text(encoding="utf-8")
+def _page_scripts() -> str:
+    return script("pending.js") + script("shadow.js")
 
 
 def watch_requests(driver: WebDriver) -> None:
     """Watch the requests of every page the current tab loads from now on (and of the
-    page it shows), so :attr:`Tick.pending` can tell a slow server from UI drift."""
-    cdp(driver, "Page.addScriptToEvaluateOnNewDocument", {"source": _pending_source()})
-    driver.execute_script(_pending_source())
+    page it shows), so :attr:`Tick.pending` can tell a slow server from UI drift; and keep
+    the closed shadow roots its pages attach, so checks and observation reach inside."""
+    cdp(driver, "Page.addScriptToEvaluateOnNewDocument", {"source": _page_scripts()})
+    driver.execute_script(_page_scripts())
 
 
 def _line(exc: Exception) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from ..browser.chain import Chain
+from ..browser.page import script
 from ..workflow.messages import Element, Metadata
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ class ObservedElement(BaseModel):
     """In the site's header, navigation or footer: present on every page."""
     selectors: list[Selector] = Field(default_factory=list)
     group: Group | None = None
+    within: str = ""
+    """The chain of shadow hosts and frames the element is in (``ng-app >> iframe#x``),
+    "" in the document itself."""
     box: Box | None = None
 
     @property
@@ -99,6 +103,8 @@ class ObservedElement(BaseModel):
             bits.append("options=" + "|".join(o.text for o in self.options[:8]))
         if self.region:
             bits.append(f"in {self.region}")
+        if self.within:
+            bits.append(f"inside {self.within}")
         if self.group:
             bits.append(f"item {self.group.index + 1} of {self.group.size}")
         return " ".join(bits)
@@ -149,13 +155,73 @@ class Observation(BaseModel):
 
 @cache
 def _source() -> str:
-    return resources.files("pytest_netgent.browser").joinpath("observe.js").read_text("utf-8")
+    return script("deep.js") + script("observe.js")
+
+
+FAR_FRAMES = 20
+"""Most frames of another origin one observation looks into."""
 
 
 def observe(driver: WebDriver, *, screenshot: bool = False, limit: int = 400) -> Observation:
-    """Observe the page in one round trip (two with ``screenshot``)."""
+    """Observe the page in one round trip (two with ``screenshot``), and one more for each
+    frame of another origin (Chromium runs those in a process of their own: a page script
+    cannot read them, WebDriver enters them)."""
     raw: dict[str, Any] = driver.execute_script(_source(), limit)
+    if raw.get("frames"):
+        _far_frames(driver, raw, limit)
     page = Observation.model_validate(raw)
     if screenshot:
         page.screenshot = driver.get_screenshot_as_base64()
     return page
+
+
+def _far_frames(driver: WebDriver, raw: dict[str, Any], limit: int) -> None:
+    """Add to ``raw`` what each frame of another origin shows, its selectors chained from
+    the page (``iframe#widget >> #message``) and its boxes in the page's viewport."""
+    from selenium.common.exceptions import WebDriverException
+
+    chain = Chain(driver)
+    queue = [(str(f["chain"]), int(f["x"]), int(f["y"])) for f in raw["frames"]]
+    seen = 0
+    try:
+        while queue and seen < FAR_FRAMES and len(raw["elements"]) < limit:
+            path, x, y = queue.pop(0)
+            seen += 1
+            try:
+                found = chain.find("css selector", path)
+                if not found:
+                    continue
+                driver.switch_to.frame(found[0])
+                chain.framed = True
+                inner: dict[str, Any] = driver.execute_script(
+                    _source(), limit - len(raw["elements"])
+                )
+            except WebDriverException:
+                continue  # a frame that went away or never loaded: nothing to see in it
+            finally:
+                chain.leave()
+            _merge(raw, inner, path, x, y)
+            queue += [(f"{path} >> {f['chain']}", x + f["x"], y + f["y"]) for f in inner["frames"]]
+    finally:
+        chain.leave()
+
+
+def _merge(raw: dict[str, Any], inner: dict[str, Any], path: str, x: int, y: int) -> None:
+    """Put the observation ``inner`` of the frame at ``path`` into the page's ``raw``."""
+
+    def chained(selectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{**s, "selector": f"{path} >> {s['selector']}"} for s in selectors]
+
+    for element in inner["elements"]:
+        element["mmid"] = len(raw["elements"]) + 1
+        element["selectors"] = chained(element["selectors"])
+        element["within"] = f"{path} >> {element['within']}" if element["within"] else path
+        if element.get("group"):
+            element["group"]["selector"] = f"{path} >> {element['group']['selector']}"
+        box = element["box"]
+        box["x"], box["y"] = box["x"] + x, box["y"] + y
+        raw["elements"].append(element)
+    for heading in inner["headings"]:
+        heading["selectors"] = chained(heading["selectors"])
+        raw["headings"].append(heading)
+    raw["text"] = f"{raw['text']} {inner['text']}".strip()[:4000]

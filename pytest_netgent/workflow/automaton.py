@@ -155,13 +155,24 @@ def _validate(kind: str, type_: str, params: dict[str, Any], table: Any) -> None
         raise ValueError(f"{type_} {kind}: unknown 'by' {by!r}; use one of {', '.join(BY_VALUES)}")
 
 
+SELECTOR_CHAIN = (
+    "A 'selector' may name the shadow hosts and frames on the way to its element, joined "
+    "by ' >> ': 'ng-app >> ng-search >> input#q' (the input in ng-search's shadow root, "
+    "open or closed, in ng-app's), 'iframe#player >> button.play' (in the frame's "
+    "document, of this site or another). Each link is looked up in what the link before "
+    "it holds; links before the last are CSS selectors; the last uses 'by' (XPath only "
+    "outside shadow roots)."
+)
+"""How a selector reaches inside shadow roots and frames (see ``browser/chain.py``)."""
+
+
 class Check(BaseModel):
     """One condition of a state's trigger, evaluated in the page."""
 
     model_config = ConfigDict(extra="forbid")
 
     type: str = Field(json_schema_extra={"enum": list(CHECK_TYPES)})
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict, description=SELECTOR_CHAIN)
 
     @model_validator(mode="after")
     def _required(self) -> Check:
@@ -199,7 +210,7 @@ class Action(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: str = Field(json_schema_extra={"enum": list(ACTION_TYPES)})
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict, description=SELECTOR_CHAIN)
 
     @model_validator(mode="after")
     def _required(self) -> Action:

@@ -1,0 +1,145 @@
+// Reaching into shadow roots and frames: the helpers checks.js and observe.js share (they
+// are prepended to each script, so they define functions only).
+//
+// A selector may name a chain: CSS selectors of shadow hosts and frames, then the element's
+// own selector, joined by " >> ", e.g. "ng-app >> ng-search >> input[name=q]" or
+// "iframe#player >> button.play". Each link is looked up inside what the link before it
+// holds: a frame's document (<iframe>, <frame>) or a host's shadow root, open or closed
+// (closed roots are known when shadow.js ran before the page's scripts). A link that
+// matches several hosts looks inside each. Links before the last are CSS; the last uses
+// the check's or action's "by" (XPath only outside shadow roots: it cannot reach in).
+
+const NG_CHAIN = /\s+>>\s+/;
+
+function ngLinks(selector) {
+  return String(selector).split(NG_CHAIN);
+}
+
+function ngIsFrame(el) {
+  return el.tagName === "IFRAME" || el.tagName === "FRAME";
+}
+
+// The shadow root of a host, open or closed (closed: kept by shadow.js), or null.
+function ngRootOf(host) {
+  if (host.shadowRoot) return host.shadowRoot;
+  const view = host.ownerDocument && host.ownerDocument.defaultView;
+  const closed = view && view.__netgentRoots;
+  return (closed && closed.get(host)) || null;
+}
+
+// What a frame element shows, when this script may read it (same origin), else null.
+function ngFrameDoc(frame) {
+  try {
+    return frame.contentDocument || null;
+  } catch (e) {
+    return null;
+  }
+}
+
+function ngQuery(scope, by, selector) {
+  const doc = scope.nodeType === 9 ? scope : scope.ownerDocument;
+  switch (by) {
+    case "css selector":
+      return Array.from(scope.querySelectorAll(selector));
+    case "id":
+      return Array.from(scope.querySelectorAll("#" + CSS.escape(selector)));
+    case "name":
+      return Array.from(scope.querySelectorAll("[name=\"" + CSS.escape(selector) + "\"]"));
+    case "class name":
+      return Array.from(scope.querySelectorAll("." + CSS.escape(selector)));
+    case "tag name":
+      return Array.from(scope.querySelectorAll(selector));
+    case "xpath": {
+      if (scope.nodeType !== 9) throw new Error("XPath cannot reach inside a shadow root: " +
+        "give this link as a CSS selector");
+      const snap = doc.evaluate(selector, doc, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE,
+        null);
+      const out = [];
+      for (let i = 0; i < snap.snapshotLength; i++) out.push(snap.snapshotItem(i));
+      return out;
+    }
+    case "link text":
+      return Array.from(scope.querySelectorAll("a")).filter(
+        (a) => a.innerText.trim() === selector);
+    case "partial link text":
+      return Array.from(scope.querySelectorAll("a")).filter(
+        (a) => a.innerText.includes(selector));
+    default:
+      throw new Error("unknown 'by': " + by);
+  }
+}
+
+// The elements a (possibly chained) selector names, or {broken: why} naming the link at
+// fault, or {far: n} when link n is a frame this script may not read (another origin:
+// the caller looks inside it through WebDriver).
+function ngFind(by, selector) {
+  const links = ngLinks(selector);
+  if (links.length === 1) return {found: ngQuery(document, by, selector)};
+  let scopes = [document];
+  for (let i = 0; i < links.length - 1; i++) {
+    const hosts = [];
+    for (const scope of scopes) hosts.push(...ngQuery(scope, "css selector", links[i]));
+    const where = "link " + (i + 1) + " (" + JSON.stringify(links[i]) + ")";
+    if (!hosts.length) return {found: [], broken: where + " is not on the page"};
+    scopes = [];
+    for (const host of hosts) {
+      if (ngIsFrame(host)) {
+        const inner = ngFrameDoc(host);
+        if (inner) scopes.push(inner);
+        else if (!/^(about:|data:|javascript:|$)/.test(host.src)) return {found: [], far: i};
+      } else {
+        const root = ngRootOf(host);
+        if (root) scopes.push(root);
+      }
+    }
+    if (!scopes.length) {
+      return {found: [], broken: where + " is neither a frame with a document nor a shadow " +
+        "host (no shadow root)"};
+    }
+  }
+  const found = [];
+  for (const scope of scopes) found.push(...ngQuery(scope, by, links[links.length - 1]));
+  return {found};
+}
+
+// Every shadow root and readable frame document under a scope, depth first.
+function ngScopes(scope, out) {
+  out = out || [];
+  out.push(scope);
+  const walker = (scope.ownerDocument || scope).createTreeWalker(scope, NodeFilter.SHOW_ELEMENT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const root = ngRootOf(node);
+    if (root) ngScopes(root, out);
+    if (ngIsFrame(node)) {
+      const inner = ngFrameDoc(node);
+      if (inner && inner.documentElement) ngScopes(inner, out);
+    }
+  }
+  return out;
+}
+
+// The text a person sees, shadow roots and readable frames included.
+function ngDeepText() {
+  const parts = [];
+  for (const scope of ngScopes(document)) {
+    if (scope.nodeType === 9) {
+      if (scope.body) parts.push(scope.body.innerText);
+    } else {
+      for (const child of scope.childNodes) {
+        if (child.nodeType === 3) parts.push(child.textContent);
+        else if (child.nodeType === 1 && !/^(STYLE|SCRIPT|TEMPLATE)$/.test(child.tagName)) {
+          parts.push(child.innerText);
+        }
+      }
+    }
+  }
+  return parts.join("\n");
+}
+
+// The page's own frames that this script may not read (another origin), if any.
+function ngHasFarFrame() {
+  for (const frame of document.querySelectorAll("iframe, frame")) {
+    if (!ngFrameDoc(frame) && !/^(about:|data:|javascript:|$)/.test(frame.src)) return true;
+  }
+  return false;
+}

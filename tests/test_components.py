@@ -1,0 +1,254 @@
+"""Pages built of web components and frames: what synthesis sees, what checks and actions
+reach, record and heal, in real headless Chromium against fixtures/components.py (shadow
+roots four deep, a closed one, ids repeated across roots, a form three frames deep, a
+widget in a frame of another site)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_netgent import NetgentBrowser
+from pytest_netgent.browser.actions import ActionFailed, Actions
+from pytest_netgent.browser.page import evaluate
+from pytest_netgent.synthesis.observation import observe
+
+from .helpers import Project, element
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "example_suites" / "components"
+SEARCH = "ng-app >> ng-panel >> ng-search >> "  # the closed shadow root of the search box
+
+
+def checks(driver: Any, *states: list[dict[str, Any]]) -> list[list[tuple[bool, str]]]:
+    """Each state's check results on the page now."""
+    tick = evaluate(driver, [{"checks": s} for s in states], None, 0)
+    assert tick.ok, tick.error
+    return tick.results
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "params": {"text": value}}
+
+
+def test_synthesis_sees_into_open_and_closed_shadow_roots(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/")
+    page = observe(driver)
+    by_name = {e.name: e for e in page.elements}
+    # the search box and its button live in a closed shadow root, three roots deep
+    box = by_name["Search cities"]
+    assert box.within == "ng-app >> ng-panel >> ng-search"
+    assert box.selectors[0].selector == SEARCH + "#q"
+    assert by_name["Search"].selectors[0].selector == SEARCH + "#go"
+    # tab headers: plain <div>s with a click handler and the same id, told apart
+    tabs = [by_name["Cities"], by_name["About"]]
+    assert [t.tag for t in tabs] == ["div", "div"]
+    assert {t.attrs["id"] for t in tabs} == {"tab"}
+    assert tabs[0].selectors[0].selector != tabs[1].selectors[0].selector
+    # text in shadow roots is page text
+    assert "Pick a tab" in page.text
+    assert "inside ng-app >> ng-panel >> ng-search" in box.describe()
+
+
+def test_synthesis_sees_three_frames_deep_and_into_a_frame_of_another_site(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/frames")
+    page = observe(driver)
+    field = next(e for e in page.elements if e.name == "Message")
+    assert field.within == "#outer >> #level1 >> #level2"
+    assert field.selectors[0].selector == "#outer >> #level1 >> #level2 >> #message"
+    driver.get(base_url + "/components/embed")
+    driver.find_element("css selector", "#widget")  # the page itself, on 127.0.0.1
+    page = observe(driver)
+    field = next(e for e in page.elements if e.name == "Message")
+    assert field.within == "#widget" and field.selectors[0].selector == "#widget >> #message"
+    # its box is where it is in the page: inside the frame's box
+    frame = driver.find_element("css selector", "#widget").rect
+    assert field.box is not None
+    assert frame["x"] < field.box.x < frame["x"] + frame["width"]
+    assert frame["y"] < field.box.y < frame["y"] + frame["height"]
+    assert "Widget ready" in page.text
+
+
+def test_checks_reach_into_shadow_roots_and_frames_and_name_a_broken_link(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/")
+    results = checks(
+        driver,
+        [element(SEARCH + "#q"), text("Pick a tab")],  # closed root; text in a root
+        [element("ng-app >> ng-panel >> #tabs > #tab")],  # an id repeated in its root
+        [element("#q")],  # not in the document itself
+        [element("ng-app >> ng-gone >> button")],
+        [element("h1 >> button")],  # a host without a shadow root
+    )
+    assert results[0] == [(True, ""), (True, "")]
+    assert results[1] == [(True, "")]
+    assert results[2] == [(False, "not found")]
+    assert results[3] == [(False, 'link 2 ("ng-gone") is not on the page')]
+    assert "link 1" in results[4][0][1] and "no shadow root" in results[4][0][1]
+    driver.get(base_url + "/components/frames")
+    deep = checks(driver, [element("#outer >> #level1 >> #level2 >> #message"), text("Level 3")])
+    assert deep == [[(True, ""), (True, "")]]
+    driver.get(base_url + "/components/embed")
+    Actions(driver, 5.0, lambda url: None).run(
+        "click", {"by": "css selector", "selector": "#widget >> #message"}
+    )  # waits until the other site's frame has loaded
+    tick = evaluate(
+        driver,
+        [
+            {"checks": [element("#widget >> #message"), text("Widget ready")]},
+            {"checks": [element("#widget >> #nothing")]},
+            {"checks": [text("Not anywhere")]},
+        ],
+        None,
+        0,
+    )
+    assert tick.matched == [0]
+    assert tick.results[1] == [(False, "not found")]
+    assert tick.results[2][0][0] is False
+
+
+def test_actions_reach_into_shadow_roots_and_frames(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    act = Actions(driver, 5.0, lambda url: None)
+    driver.get(base_url + "/components/")
+    act.run(
+        "click",
+        {"by": "css selector", "selector": "ng-app >> ng-panel >> #tabs > #tab", "index": 1},
+    )
+    act.run("type", {"by": "css selector", "selector": SEARCH + "#q", "text": "L"})
+    act.run("press_key", {"key": "Enter", "by": "css selector", "selector": SEARCH + "#q"})
+    # the search box's event crossed two shadow boundaries, as a person's search does
+    assert checks(driver, [text("About this dashboard"), text("3 results for L")]) == [
+        [(True, ""), (True, "")]
+    ]
+    card = "ng-app >> ng-panel >> ng-results >> ng-card >> #open"
+    act.run("scroll_to", {"by": "css selector", "selector": card, "index": 1})
+    act.run("hover", {"by": "css selector", "selector": card, "index": 1})
+    act.run("click", {"by": "css selector", "selector": card, "index": 1})
+    assert checks(driver, [text("Welcome to Lyon")]) == [[(True, "")]]
+    # a frame re-created since it was last seen is found again
+    driver.get(base_url + "/components/frames")
+    form = "#outer >> #level1 >> #level2 >> "
+    act.run("type", {"by": "css selector", "selector": form + "#message", "text": "one"})
+    driver.execute_script(
+        "const old = document.getElementById('outer'); const copy = old.cloneNode();"
+        "old.replaceWith(copy);"
+    )
+    act.run("type", {"by": "css selector", "selector": form + "#message", "text": "two"})
+    act.run("click", {"by": "xpath", "selector": form + "//button[normalize-space()='Send']"})
+    assert checks(driver, [text("Sent: two")]) == [[(True, "")]]
+    # the other site's frame: typed into and sent through WebDriver
+    driver.get(base_url + "/components/embed")
+    act.run("type", {"by": "css selector", "selector": "#widget >> #message", "text": "far"})
+    act.run("click", {"by": "css selector", "selector": "#widget >> button"})
+    tick = evaluate(driver, [{"checks": [text("Sent: far")]}], None, 0)
+    assert tick.matched == [0]
+    assert driver.execute_script("return location.pathname") == "/components/embed"
+
+
+def test_an_action_whose_chain_is_broken_names_the_link(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/")
+    act = Actions(driver, 1.0, lambda url: None)
+    with pytest.raises(ActionFailed) as failed:
+        act.run("click", {"by": "css selector", "selector": "ng-app >> ng-gone >> button"})
+    assert "link 2 ('ng-gone') of 'ng-app >> ng-gone >> button' is not on the page" in str(
+        failed.value
+    )
+    with pytest.raises(ActionFailed) as failed:
+        act.run("click", {"by": "xpath", "selector": SEARCH + "//button"})
+    assert "XPath cannot reach inside a shadow root" in str(failed.value)
+    # the page is left in its top document: checks go on there
+    assert driver.execute_script("return window === window.top")
+
+
+def test_a_frame_that_never_loads_fails_naming_the_frame(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/")
+    driver.execute_script(
+        "const f = document.createElement('iframe'); f.id = 'gone';"
+        "f.src = 'http://localhost:9/never'; document.body.appendChild(f);"
+    )
+    with pytest.raises(ActionFailed) as failed:
+        Actions(driver, 1.0, lambda url: None).run(
+            "type", {"by": "css selector", "selector": "#gone >> input", "text": "x"}
+        )
+    assert "'#gone >> input'" in str(failed.value) and "after waiting 1s" in str(failed.value)
+    assert driver.execute_script("return window === window.top")
+
+
+DASHBOARD = (EXAMPLES / "dashboard.netgent.yaml").read_text(encoding="utf-8")
+FRAMES = (EXAMPLES / "frames.netgent.yaml").read_text(encoding="utf-8")
+
+
+def test_record_from_nothing_then_replay_at_two_window_sizes(project: Project) -> None:
+    project.workflow("dashboard", DASHBOARD)
+    project.workflow("frames", FRAMES)
+    recorded = project.run("--netgent-record")
+    recorded.assert_outcomes(passed=3)
+    cached = {
+        p.stem: json.loads(p.read_text()) for p in (project.path / "__netgent__").rglob("*.json")
+    }
+    selectors = [
+        a["params"].get("selector", "")
+        for doc in cached.values()
+        for s in doc["states"]
+        for a in s["actions"]
+    ]
+    assert SEARCH + "#q" in selectors  # in the closed root
+    assert "#outer >> #level1 >> #level2 >> #message" in selectors
+    assert "#widget >> #message" in selectors  # in the other site's frame
+    for size in ("1280x900", "800x600"):
+        project.run(f"--netgent-window-size={size}").assert_outcomes(passed=3)
+
+
+def test_a_drifted_element_in_a_shadow_root_is_reported_then_healed(
+    project: Project, changed_url: str
+) -> None:
+    project.workflow("dashboard", DASHBOARD)
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    drift = project.run(base_url=changed_url)
+    drift.assert_outcomes(failed=1)
+    drift.stdout.fnmatch_lines(["*no clickable element matches css selector 'ng-app >> ng-panel*"])
+    healed = project.run("--netgent-record", base_url=changed_url)
+    healed.assert_outcomes(passed=1)
+    healed.stdout.fnmatch_lines(["*healed 'Dashboard', 'Results'*"])
+    cache = next((project.path / "__netgent__").rglob("city-search.json")).read_text()
+    assert SEARCH + "#query-box" in cache
+    project.run(base_url=changed_url).assert_outcomes(passed=1)
+
+
+def test_the_component_apps_of_the_corpus_replay_at_a_second_window_size(
+    tmp_path: Path,
+) -> None:
+    """Panel's dashboard (Bokeh's widgets in shadow roots) and the same dashboard framed
+    by the MkDocs site from another host name, at a size other than the corpus run's."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus/panel", "corpus/embed", "-q",
+         "-p", "no:randomly", "--netgent-window-size=900x700",
+         f"--netgent-artifacts={tmp_path / 'artifacts'}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "4 passed" in done.stdout
