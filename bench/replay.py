@@ -3,8 +3,10 @@
 Runs the seven-state workflow ``bench/tour/tour.netgent.yaml`` through the engine and
 the equivalent hand-written Selenium script (explicit waits, 50 ms polling), alternately,
 in one process and one headless Chromium, against the local NetWiki on 127.0.0.1. Both
-start each round from a reset browser. Prints the medians, the browser round trips per
-engine tick with 20 states in the automaton, and last ``ratio replay/handwritten: X``.
+start each round from a reset browser. Then the same for a page of web components (the
+components dashboard's search: shadow roots four deep, one closed). Prints the medians,
+the browser round trips per engine tick with 20 states in the automaton, and last
+``ratio replay/handwritten: X; shadow DOM: Y``.
 
     python bench/replay.py [--rounds N] [--quick]
 
@@ -68,6 +70,48 @@ def handwritten(driver: Any, base_url: str) -> None:
     driver.find_element(By.LINK_TEXT, "Log out").click()
     wait.until(ec.url_to_be(base_url + "/wiki/"))
     wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#login-link")))
+
+
+SHADOW = ROOT / "example_suites" / "components" / "dashboard.netgent.yaml"
+
+
+def handwritten_shadow(driver: Any, base_url: str) -> None:
+    """The components dashboard's search (shadow roots four deep, a closed one) written
+    by hand the way a careful Selenium user would: each root entered in turn."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    css = By.CSS_SELECTOR
+    missing = (NoSuchElementException, StaleElementReferenceException)
+    wait = WebDriverWait(driver, 10, poll_frequency=0.05, ignored_exceptions=missing)
+
+    def panel() -> Any:
+        app = driver.find_element(css, "ng-app").shadow_root
+        return app.find_element(css, "ng-panel").shadow_root
+
+    def results() -> Any:
+        return panel().find_element(css, "ng-results").shadow_root
+
+    driver.get(base_url + "/components/")
+    wait.until(lambda d: "Pick a tab" in panel().find_element(css, "#pane").text)
+    panel().find_elements(css, "#tabs > div.tab")[1].click()
+    search = panel().find_element(css, "ng-search").shadow_root  # a closed root
+    box = search.find_element(css, "#q")
+    box.clear()
+    box.click()  # its page sees the host focused: keys go through the keyboard
+    ActionChains(driver).send_keys("Lisbon").perform()
+    search.find_element(css, "#go").click()
+    wait.until(lambda d: "1 results for Lisbon" in results().find_element(css, "#summary").text)
+    card = results().find_element(css, "ng-card").shadow_root
+    card.find_element(css, "#open").click()
+    wait.until(
+        lambda d: (
+            "Welcome to Lisbon"
+            in results().find_element(css, "ng-city").shadow_root.find_element(css, "#detail").text
+        )
+    )
 
 
 def decoys(count: int) -> list[State]:
@@ -156,6 +200,21 @@ def main() -> None:
             hand_times.append(time.perf_counter() - start)
             reset_browser(driver, origins)
 
+        shadow = find_workflow(SHADOW, "city-search")
+        browser.run(shadow)  # warm up, untimed
+        reset_browser(driver, origins)
+        shadow_replay: list[float] = []
+        shadow_hand: list[float] = []
+        for _ in range(args.rounds):
+            start = time.perf_counter()
+            browser.run(shadow)
+            shadow_replay.append(time.perf_counter() - start)
+            reset_browser(driver, origins)
+            start = time.perf_counter()
+            handwritten_shadow(driver, base_url)
+            shadow_hand.append(time.perf_counter() - start)
+            reset_browser(driver, origins)
+
         real = store.replay_states(
             loaded.workflow, store.load(store.cache_path(WORKFLOW, "wiki-tour")), WORKFLOW, ""
         )
@@ -180,7 +239,13 @@ def main() -> None:
         f"round trips per tick with {len(big)} states: {commands / ticks:.2f} "
         f"({commands} commands in {ticks} ticks)"
     )
-    print(f"ratio replay/handwritten: {replay / hand:.3f}")
+    shadow = statistics.median(shadow_replay) / statistics.median(shadow_hand)
+    print(
+        f"shadow DOM ({SHADOW.relative_to(ROOT)}): replay median "
+        f"{statistics.median(shadow_replay) * 1000:.1f} ms, handwritten "
+        f"{statistics.median(shadow_hand) * 1000:.1f} ms"
+    )
+    print(f"ratio replay/handwritten: {replay / hand:.3f}; shadow DOM: {shadow:.3f}")
 
 
 if __name__ == "__main__":

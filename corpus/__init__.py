@@ -1,7 +1,9 @@
 """Real open-source web applications, at their released versions, that the corpus drives.
 
 Nobody on this project wrote them: Django's admin, Datasette, sqlite-web, a MkDocs
-Material site, Jupyter Notebook and a video.js player page. Each is installed from PyPI
+Material site, Jupyter Notebook, a video.js player page, and Panel, whose stock widgets
+Bokeh renders in nested shadow roots (the dashboard's few lines of Panel code are ours),
+also framed by the MkDocs site from another host name. Each is installed from PyPI
 (the ``corpus`` extra) or npm (video.js, by the README's first command), started here on
 127.0.0.1 on a free port with data made on the spot, and stopped after use::
 
@@ -112,7 +114,9 @@ def _require(module: str) -> None:
         ) from error
 
 
-Setup = Callable[[Path, int], Launch]
+Setup = Callable[..., Launch]
+"""Makes an application's launch: called with its folder, its port and the parameters
+:func:`serve` was given."""
 APPS: dict[str, Setup] = {}
 
 
@@ -125,14 +129,15 @@ def app(name: str) -> Callable[[Setup], Setup]:
 
 
 @contextmanager
-def serve(name: str) -> Iterator[str]:
-    """Start the corpus application ``name`` on 127.0.0.1; yield its URL; stop it."""
+def serve(name: str, **params: str) -> Iterator[str]:
+    """Start the corpus application ``name`` on 127.0.0.1; yield its URL; stop it.
+    ``params`` go to its setup (the embedding site takes the URL it frames)."""
     if name not in APPS:
         raise AppError(f"unknown corpus application {name!r}: one of {', '.join(APPS)}")
     folder = Path(tempfile.mkdtemp(prefix=f"netgent-corpus-{name}-"))
     try:
         port = free_port()
-        launch = APPS[name](folder, port)
+        launch = APPS[name](folder, port, **params)
         with _process(launch, port, folder) as url:
             yield url
     finally:
@@ -225,6 +230,27 @@ def _mkdocs_material(folder: Path, port: int) -> Launch:
     return Launch([PYTHON, "-m", "http.server", "-b", "127.0.0.1", "-d", "site", str(port)])
 
 
+@app("docs-embed")
+def _docs_embed(folder: Path, port: int, frame: str = "") -> Launch:
+    """The MkDocs Material site with one more page, ``/guide/dashboard/``, that embeds
+    ``frame`` (another site's application) in an iframe, as documentation embeds demos."""
+    _require("material")
+    if not frame:
+        raise AppError("docs-embed needs the URL it frames: serve('docs-embed', frame=URL)")
+    source = folder / "source"
+    shutil.copytree(ROOT / "apps" / "docs", source)
+    (source / "docs" / "guide" / "dashboard.md").write_text(
+        "# City dashboard\n\nThe dashboard below is served by its own application and "
+        "embedded here.\n\n"
+        f'<iframe id="dashboard" title="City dashboard" src="{frame}" width="100%" '
+        'height="560"></iframe>\n',
+        encoding="utf-8",
+    )
+    _run([PYTHON, "-m", "mkdocs", "build", "-q", "-f", str(source / "mkdocs.yml"),
+          "-d", str(folder / "site")], folder)  # fmt: skip
+    return Launch([PYTHON, "-m", "http.server", "-b", "127.0.0.1", "-d", "site", str(port)])
+
+
 @app("notebook")
 def _notebook(folder: Path, port: int) -> Launch:
     """Jupyter Notebook 7: a single-page app with a file browser and a code editor."""
@@ -281,3 +307,16 @@ HLS_MASTER = """#EXTM3U
 #EXT-X-STREAM-INF:BANDWIDTH=450000,RESOLUTION=960x540
 540p/index.m3u8
 """
+
+
+@app("panel")
+def _panel(folder: Path, port: int) -> Launch:
+    """A Panel (HoloViz) dashboard: Bokeh widgets, each in its own open shadow root,
+    nested three deep, talking to the server over a websocket."""
+    _require("panel")
+    script = ROOT / "apps" / "panel_dashboard" / "app.py"
+    origins = [f"--allow-websocket-origin={host}:{port}" for host in ("127.0.0.1", "localhost")]
+    command = [PYTHON, "-m", "panel", "serve", str(script), "--address", "127.0.0.1",
+               "--port", str(port), *origins]  # fmt: skip
+    # Bokeh's and Panel's JS and CSS from this server, never from their CDNs
+    return Launch(command, "/app", env={"BOKEH_RESOURCES": "server"})

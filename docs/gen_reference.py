@@ -9,6 +9,7 @@ import mkdocs_gen_files
 from _pytest.config.argparsing import Parser
 
 from pytest_netgent.plugin.options import pytest_addoption
+from pytest_netgent.workflow.automaton import Automaton
 from pytest_netgent.workflow.spec import workflow_schema
 
 
@@ -62,6 +63,16 @@ def schema_page() -> str:
             "",
             "```json",
             schema,
+            "```",
+            "",
+            "## The cache file",
+            "",
+            "The states compiled for one workflow, `__netgent__/<file>/<workflow>.json`. A",
+            "check's or action's `selector` may be a chain through shadow roots and frames",
+            "(see [Writing workflows](../workflows.md)).",
+            "",
+            "```json",
+            json.dumps(Automaton.model_json_schema(), indent=2, sort_keys=True),
             "```",
             "",
         ]
