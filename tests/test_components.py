@@ -17,7 +17,7 @@ import pytest
 from pytest_netgent import NetgentBrowser
 from pytest_netgent.browser.actions import ActionFailed, Actions
 from pytest_netgent.browser.page import evaluate
-from pytest_netgent.synthesis.observation import observe
+from pytest_netgent.synthesis.observation import Observation, observe
 
 from .helpers import Project, element
 
@@ -37,12 +37,16 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "params": {"text": value}}
 
 
+def observed(driver: Any, url: str) -> Observation:
+    """What synthesis sees of the page at ``url``."""
+    driver.get(url)
+    return observe(driver)
+
+
 def test_synthesis_sees_into_open_and_closed_shadow_roots(
     netgent_browser: NetgentBrowser, base_url: str
 ) -> None:
-    driver = netgent_browser.driver
-    driver.get(base_url + "/components/")
-    page = observe(driver)
+    page = observed(netgent_browser.driver, base_url + "/components/")
     by_name = {e.name: e for e in page.elements}
     # the search box and its button live in a closed shadow root, three roots deep
     box = by_name["Search cities"]
@@ -63,8 +67,7 @@ def test_synthesis_sees_three_frames_deep_and_into_a_frame_of_another_site(
     netgent_browser: NetgentBrowser, base_url: str
 ) -> None:
     driver = netgent_browser.driver
-    driver.get(base_url + "/components/frames")
-    page = observe(driver)
+    page = observed(driver, base_url + "/components/frames")
     field = next(e for e in page.elements if e.name == "Message")
     assert field.within == "#outer >> #level1 >> #level2"
     assert field.selectors[0].selector == "#outer >> #level1 >> #level2 >> #message"
