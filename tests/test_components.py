@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from pytest_netgent import NetgentBrowser
+from pytest_netgent import NetgentBrowser, State, Workflow
 from pytest_netgent.browser.actions import ActionFailed, Actions
 from pytest_netgent.browser.page import evaluate
 from pytest_netgent.synthesis.observation import Observation, observe
+from pytest_netgent.workflow.automaton import Action, Check
 
 from .helpers import Project, element
 
@@ -255,3 +256,34 @@ def test_the_component_apps_of_the_corpus_replay_at_a_second_window_size(
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "4 passed" in done.stdout
+
+
+def test_video_samples_come_from_a_video_in_a_closed_shadow_root_in_a_frame(
+    netgent_browser: NetgentBrowser,
+) -> None:
+    """The QoE sampler finds a player's <video> where embedded players keep it."""
+    workflow = Workflow.model_validate(
+        {
+            "name": "framed-player",
+            "start_url": "{base_url}/components/framed-player",
+            "states": [{"name": "Player", "triggers": ["the player"], "end": "Watched"}],
+        }
+    )
+    play = {"by": "css selector", "selector": "#stage >> ng-player >> #play"}
+    player = State(
+        name="Player",
+        checks=[Check(type="element", params=play)],
+        actions=[
+            Action(type="start_video_sampling", params={"interval": 0.25}),
+            Action(type="click", params=play),
+            Action(type="wait", params={"seconds": 2.5}),
+            Action(type="stop_video_sampling", params={}),
+        ],
+        end_state="Watched",
+    )
+    result = netgent_browser.run(workflow, states=[player])
+    assert result.passed, result.error
+    seen = [s for s in result.qoe if s.get("video") is not None]
+    assert len(seen) >= 5, result.qoe
+    assert seen[-1]["playback_time"] - seen[0]["playback_time"] > 1.0
+    assert seen[-1]["width"] > 0 and seen[-1]["element"] == "#video"

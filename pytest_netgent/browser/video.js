@@ -6,6 +6,7 @@
 // left hands its pending samples to the next page of the same site through sessionStorage.
 (function (interval) {
   "use strict";
+  /* deep.js */
   const KEY = "netgent.qoe";
   const old = window.__netgentQoe;
   if (old && old.timer) return;  // already sampling this page
@@ -53,7 +54,10 @@
 
   function sample() {
     const now = Date.now();
-    const videos = document.querySelectorAll("video");
+    // every <video> a person sees: in the document, in its shadow roots (open, and closed
+    // ones shadow.js kept) and in its frames of this site, at any depth (deep.js)
+    const videos = [];
+    for (const scope of ngScopes(document)) videos.push(...scope.querySelectorAll("video"));
     const extra = player();
     // a tick without a video still counts (the stats log writes one line per interval)
     if (!videos.length) pending.push({t: now, page: location.href, video: null, player: extra});

@@ -16,10 +16,10 @@ import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .page import script
 from .session import cdp
 
 if TYPE_CHECKING:
@@ -147,7 +147,8 @@ class StatsLog:
 
 @cache
 def _source() -> str:
-    return resources.files(__package__).joinpath("video.js").read_text(encoding="utf-8")
+    # deep.js's helpers go inside the sampler's function: nothing of them is left on the page
+    return script("video.js").replace("/* deep.js */", script("deep.js"), 1)
 
 
 def sampler_source(interval: float) -> str:
