@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from pytest_netgent import NetgentBrowser, State, Workflow
 from pytest_netgent.browser.actions import ActionFailed, Actions
 from pytest_netgent.browser.page import evaluate
+from pytest_netgent.synthesis.llm import LLMSynthesiser
 from pytest_netgent.synthesis.observation import Observation, observe
 from pytest_netgent.workflow.automaton import Action, Check
 
@@ -287,3 +289,42 @@ def test_video_samples_come_from_a_video_in_a_closed_shadow_root_in_a_frame(
     assert len(seen) >= 5, result.qoe
     assert seen[-1]["playback_time"] - seen[0]["playback_time"] > 1.0
     assert seen[-1]["width"] > 0 and seen[-1]["element"] == "#video"
+
+
+def test_a_model_heals_an_element_inside_a_shadow_root(
+    netgent_browser: NetgentBrowser, changed_url: str, tmp_path: Path
+) -> None:
+    """The states recorded on the original dashboard, replayed on the changed one with a
+    model (no builtin rules): it is shown the elements with the roots they are in and
+    picks the renamed ones, whose chained selectors go to the cache."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from oracle import OracleChatModel
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+    shutil.copytree(EXAMPLES, tmp_path / "components")
+    prompts: list[str] = []
+
+    class Listening(OracleChatModel):
+        def _generate(
+            self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any
+        ) -> Any:
+            prompts.append(str(messages[0].content))
+            return super()._generate(messages, stop, run_manager, **kw)
+
+    model = Listening()
+    result = netgent_browser.run(
+        tmp_path / "components" / "dashboard.netgent.yaml",
+        "city-search",
+        base_url=changed_url,
+        record="missing",
+        synthesiser=LLMSynthesiser(model),
+        check=False,
+    )
+    assert result.passed, result.error
+    assert result.record is not None and "Dashboard" in result.record.healed
+    assert model.calls >= 3
+    assert any("inside ng-app >> ng-panel >> ng-search" in p for p in prompts)
+    cache = (tmp_path / "components" / "__netgent__" / "dashboard" / "city-search.json").read_text()
+    assert SEARCH + "#query-box" in cache and SEARCH + "#submit-query-box" in cache
