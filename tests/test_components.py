@@ -328,3 +328,19 @@ def test_a_model_heals_an_element_inside_a_shadow_root(
     assert any("inside ng-app >> ng-panel >> ng-search" in p for p in prompts)
     cache = (tmp_path / "components" / "__netgent__" / "dashboard" / "city-search.json").read_text()
     assert SEARCH + "#query-box" in cache and SEARCH + "#submit-query-box" in cache
+
+
+def test_the_traffic_of_a_frame_of_another_site_is_in_its_items_capture(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+         "example_suites/components/frames.netgent.yaml::widget-note",
+         "--netgent-capture=har", f"--netgent-artifacts={tmp_path}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    (har,) = tmp_path.rglob("capture.har")
+    urls = [e["request"]["url"] for e in json.loads(har.read_text())["log"]["entries"]]
+    assert any(u.startswith("http://127.0.0.1:") and u.endswith("/components/embed") for u in urls)
+    # the widget, framed from localhost: another site, another process, the same capture
+    assert any(u.startswith("http://localhost:") and u.endswith("/components/widget") for u in urls)
