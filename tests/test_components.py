@@ -125,6 +125,14 @@ def test_checks_reach_into_shadow_roots_and_frames_and_name_a_broken_link(
     assert tick.matched == [0]
     assert tick.results[1] == [(False, "not found")]
     assert tick.results[2][0][0] is False
+    # a state's checks in several frames: the page's own heading, the other site's text,
+    # that frame being inside a shadow root
+    driver.get(base_url + "/components/embed-shadow")
+    Actions(driver, 5.0, lambda url: None).run(
+        "click", {"by": "css selector", "selector": "ng-embed >> #widget >> #message"}
+    )
+    tick = evaluate(driver, [{"checks": [element("h1"), text("Widget ready")]}], None, 0)
+    assert tick.matched == [0], tick.results
 
 
 def test_actions_reach_into_shadow_roots_and_frames(

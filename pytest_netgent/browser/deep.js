@@ -136,10 +136,83 @@ function ngDeepText() {
   return parts.join("\n");
 }
 
-// The page's own frames that this script may not read (another origin), if any.
+// Whether the page has a frame this script may not read (another origin), anywhere.
 function ngHasFarFrame() {
-  for (const frame of document.querySelectorAll("iframe, frame")) {
-    if (!ngFrameDoc(frame) && !/^(about:|data:|javascript:|$)/.test(frame.src)) return true;
+  return ngFarFrames().length > 0;
+}
+
+// Selectors that find one element in its own scope (observe.js builds on them).
+
+function ngGenerated(token) {
+  // React/Emotion/styled-components ids and hashes: digits runs, hex, ":r1:", "css-1x2y"
+  return /\d{3,}|\b[0-9a-f]{8,}\b|^:r|^(css|sc|jsx|ember|ext-gen)-|[a-z]+\d+[a-z]+\d/i
+    .test(token) || token.length > 40;
+}
+
+// How many elements of ``scope`` (a document or a shadow root) ``selector`` matches.
+function ngCount(by, selector, scope) {
+  try {
+    return ngQuery(scope, by, selector).length;
+  } catch (e) {
+    return 0;
   }
-  return false;
+}
+
+function ngClassSelector(el) {
+  const tag = el.tagName.toLowerCase();
+  const classes = Array.from(el.classList).filter((c) => !ngGenerated(c)).slice(0, 3);
+  return classes.length ? tag + classes.map((c) => "." + CSS.escape(c)).join("") : "";
+}
+
+function ngUniqueCss(el, scope) {
+  const tag = el.tagName.toLowerCase();
+  if (el.id && !ngGenerated(el.id)) {
+    const s = "#" + CSS.escape(el.id);
+    if (ngCount("css selector", s, scope) === 1) return s;
+  }
+  const path = [];
+  let node = el;
+  const top = scope.nodeType === 9 ? scope.documentElement : null;
+  while (node && node.nodeType === 1 && node !== top) {
+    let part = ngClassSelector(node) || node.tagName.toLowerCase();
+    if (node.id && !ngGenerated(node.id) &&
+        ngCount("css selector", "#" + CSS.escape(node.id), scope) === 1) {
+      path.unshift("#" + CSS.escape(node.id));  // an id repeated in its root is no anchor
+      break;
+    }
+    const parent = node.parentElement;
+    if (parent) {
+      const same = Array.from(parent.children).filter((c) => c.matches(part));
+      if (same.length > 1) part += ":nth-of-type(" +
+        (Array.from(parent.children).filter((c) => c.tagName === node.tagName)
+          .indexOf(node) + 1) + ")";
+    }
+    path.unshift(part);
+    const s = path.join(" > ");
+    if (ngCount("css selector", s, scope) === 1) return s;
+    node = parent;
+  }
+  const s = path.join(" > ");
+  return ngCount("css selector", s, scope) === 1 ? s : tag;
+}
+
+// Frames of another origin anywhere in the page (in shadow roots and readable frames too),
+// each as the chain that leads to it: WebDriver enters them, a page script cannot.
+function ngFarFrames() {
+  const out = [];
+  const walk = (scope, prefix) => {
+    const walker = (scope.ownerDocument || scope).createTreeWalker(scope, NodeFilter.SHOW_ELEMENT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const root = ngRootOf(node);
+      if (ngIsFrame(node)) {
+        const inner = ngFrameDoc(node);
+        const link = prefix + ngUniqueCss(node, scope);
+        if (inner && inner.documentElement) walk(inner, link + " >> ");
+        else if (!inner && !/^(about:|data:|javascript:|$)/.test(node.src)) out.push(link);
+      }
+      if (root) walk(root, prefix + ngUniqueCss(node, scope) + " >> ");
+    }
+  };
+  walk(document, "");
+  return out;
 }

@@ -13,12 +13,6 @@
 // feed items) also get a group selector matching every item, and their index in it.
 const MAX = arguments[0] || 400;
 
-function generated(token) {
-  // React/Emotion/styled-components ids and hashes: digits runs, hex, ":r1:", "css-1x2y"
-  return /\d{3,}|\b[0-9a-f]{8,}\b|^:r|^(css|sc|jsx|ember|ext-gen)-|[a-z]+\d+[a-z]+\d/i
-    .test(token) || token.length > 40;
-}
-
 function q(value) {
   return '"' + String(value).replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"';
 }
@@ -27,15 +21,6 @@ function xq(value) {
   if (!value.includes("'")) return "'" + value + "'";
   if (!value.includes('"')) return '"' + value + '"';
   return "concat('" + value.split("'").join("', \"'\", '") + "')";
-}
-
-// How many elements of ``scope`` (a document or a shadow root) ``selector`` matches.
-function count(by, selector, scope) {
-  try {
-    return ngQuery(scope, by, selector).length;
-  } catch (e) {
-    return 0;
-  }
 }
 
 function visible(el) {
@@ -84,43 +69,7 @@ function nameOf(el) {
     || (["input", "textarea", "select"].includes(tag) ? "" : textOf(el).slice(0, 80));
 }
 
-function classSelector(el) {
-  const tag = el.tagName.toLowerCase();
-  const classes = Array.from(el.classList).filter((c) => !generated(c)).slice(0, 3);
-  return classes.length ? tag + classes.map((c) => "." + CSS.escape(c)).join("") : "";
-}
 
-function uniqueCss(el, scope) {
-  const tag = el.tagName.toLowerCase();
-  if (el.id && !generated(el.id)) {
-    const s = "#" + CSS.escape(el.id);
-    if (count("css selector", s, scope) === 1) return s;
-  }
-  const path = [];
-  let node = el;
-  const top = scope.nodeType === 9 ? scope.documentElement : null;
-  while (node && node.nodeType === 1 && node !== top) {
-    let part = classSelector(node) || node.tagName.toLowerCase();
-    if (node.id && !generated(node.id) &&
-        count("css selector", "#" + CSS.escape(node.id), scope) === 1) {
-      path.unshift("#" + CSS.escape(node.id));  // an id repeated in its root is no anchor
-      break;
-    }
-    const parent = node.parentElement;
-    if (parent) {
-      const same = Array.from(parent.children).filter((c) => c.matches(part));
-      if (same.length > 1) part += ":nth-of-type(" +
-        (Array.from(parent.children).filter((c) => c.tagName === node.tagName)
-          .indexOf(node) + 1) + ")";
-    }
-    path.unshift(part);
-    const s = path.join(" > ");
-    if (count("css selector", s, scope) === 1) return s;
-    node = parent;
-  }
-  const s = path.join(" > ");
-  return count("css selector", s, scope) === 1 ? s : tag;
-}
 
 // Selectors of ``el`` verified in ``scope``, each behind ``prefix`` (its hosts' chain).
 function selectorsOf(el, scope, prefix) {
@@ -128,15 +77,15 @@ function selectorsOf(el, scope, prefix) {
   const out = [];
   const add = (by, selector, stable) => {
     if (selector && out.every((s) => s.selector !== prefix + selector) &&
-        !(by === "xpath" && scope.nodeType !== 9) && count(by, selector, scope) === 1) {
+        !(by === "xpath" && scope.nodeType !== 9) && ngCount(by, selector, scope) === 1) {
       out.push({by, selector: prefix + selector, stable});
     }
   };
-  if (el.id && !generated(el.id)) add("css selector", "#" + CSS.escape(el.id), true);
+  if (el.id && !ngGenerated(el.id)) add("css selector", "#" + CSS.escape(el.id), true);
   for (const attr of ["data-testid", "data-test", "data-qa", "name", "aria-label",
                       "placeholder"]) {
     const v = el.getAttribute(attr);
-    if (v && !generated(v)) add("css selector", tag + "[" + attr + "=" + q(v) + "]", true);
+    if (v && !ngGenerated(v)) add("css selector", tag + "[" + attr + "=" + q(v) + "]", true);
   }
   const text = clean(el.innerText);
   if (text && text.length <= 60) {
@@ -151,13 +100,13 @@ function selectorsOf(el, scope, prefix) {
     add("css selector", "input[type=" + q(el.type) + "]", true);
   // within a form that has a stable id: the form's id and what the element is
   const form = el.form || el.closest("form");
-  if (form && form.id && !generated(form.id)) {
+  if (form && form.id && !ngGenerated(form.id)) {
     const what = tag === "input" && el.type ? "input[type=" + q(el.type) + "]" : tag;
     add("css selector", "#" + CSS.escape(form.id) + " " + what, true);
   }
-  const cls = classSelector(el);
+  const cls = ngClassSelector(el);
   if (cls) add("css selector", cls, false);
-  add("css selector", uniqueCss(el, scope), false);
+  add("css selector", ngUniqueCss(el, scope), false);
   return out;
 }
 
@@ -167,7 +116,7 @@ function groupOf(el, scope, prefix) {
   let item = el;
   for (let depth = 0; item && item.parentElement && depth < 6; depth++) {
     const parent = item.parentElement;
-    const part = classSelector(item) || item.tagName.toLowerCase();
+    const part = ngClassSelector(item) || item.tagName.toLowerCase();
     const siblings = Array.from(parent.children).filter((c) => c.matches(part));
     // A list of one: a <ul>/<ol>, or a container named like a list holding only items
     const listLike = /^(UL|OL)$/.test(parent.tagName) || parent.getAttribute("role") === "list"
@@ -175,8 +124,8 @@ function groupOf(el, scope, prefix) {
           && /(^|[-_ ])(list|results?|hits|items|feed|grid|cards|posts)($|[-_ ])/i.test(
             [parent.id, parent.className, parent.getAttribute("data-role")].join(" ")));
     if (siblings.length >= 2 || (listLike && item.parentElement === parent)) {
-      const inner = item === el ? "" : " " + (classSelector(el) || el.tagName.toLowerCase());
-      const container = uniqueCss(parent, scope);
+      const inner = item === el ? "" : " " + (ngClassSelector(el) || el.tagName.toLowerCase());
+      const container = ngUniqueCss(parent, scope);
       const selector = container + " > " + part + inner;
       const all = Array.from(scope.querySelectorAll(selector));
       if (all.includes(el) && (all.length >= 2 || listLike)) {
@@ -210,11 +159,11 @@ function scopesOf(scope, prefix, dx, dy, out, far) {
     if (ngIsFrame(node) && !inner && !/^(about:|data:|javascript:|$)/.test(node.src) &&
         visible(node)) {
       const r = node.getBoundingClientRect();
-      far.push({chain: prefix + uniqueCss(node, scope), x: Math.round(dx + r.x + node.clientLeft),
+      far.push({chain: prefix + ngUniqueCss(node, scope), x: Math.round(dx + r.x + node.clientLeft),
                 y: Math.round(dy + r.y + node.clientTop)});
     }
     if (!root && !(inner && inner.documentElement)) continue;
-    const link = prefix + uniqueCss(node, scope) + " >> ";
+    const link = prefix + ngUniqueCss(node, scope) + " >> ";
     if (root) scopesOf(root, link, dx, dy, out, far);
     if (inner && inner.documentElement) {
       const r = node.getBoundingClientRect();

@@ -166,17 +166,31 @@ def _far_check(chain: Chain, check: dict[str, Any]) -> tuple[bool, str]:
     return False, "present but not visible" if found else "not found"
 
 
+FAR_FRAMES = 20
+"""Most frames of another origin one text check looks into."""
+
+
 def _far_text(chain: Chain, text: str) -> tuple[bool, str]:
-    """Whether one of the page's frames of another origin shows ``text``."""
+    """Whether a frame of another origin, anywhere in the page (in shadow roots, in other
+    frames), shows ``text``."""
     driver = chain.driver
     chain.leave()
-    for frame in driver.find_elements("css selector", "iframe, frame"):
-        driver.switch_to.frame(frame)
-        chain.framed = True
-        shown = driver.execute_script(script("deep.js") + "return ngDeepText();")
+    queue = list(driver.execute_script(script("deep.js") + "return ngFarFrames();"))
+    for _ in range(FAR_FRAMES):
+        if not queue:
+            break
+        path = queue.pop(0)
+        found = chain.find("css selector", path)  # enters the frames on the way
+        if found:
+            driver.switch_to.frame(found[0])
+            chain.framed = True
+            shown, inner = driver.execute_script(
+                script("deep.js") + "return [ngDeepText(), ngFarFrames()];"
+            )
+            if text in str(shown):
+                return True, ""
+            queue += [f"{path} >> {link}" for link in inner]
         chain.leave()
-        if text in str(shown):
-            return True, ""
     return False, "not on the page nor in its frames"
 
 
