@@ -268,14 +268,16 @@ def test_the_component_apps_of_the_corpus_replay_at_a_second_window_size(
     assert "4 passed" in done.stdout
 
 
+@pytest.mark.parametrize("page", ["framed-player", "embed-player"])
 def test_video_samples_come_from_a_video_in_a_closed_shadow_root_in_a_frame(
-    netgent_browser: NetgentBrowser,
+    netgent_browser: NetgentBrowser, page: str
 ) -> None:
-    """The QoE sampler finds a player's <video> where embedded players keep it."""
+    """The QoE sampler finds a player's <video> where embedded players keep it: in a
+    closed shadow root, in a frame of this site or of another (out of process)."""
     workflow = Workflow.model_validate(
         {
             "name": "framed-player",
-            "start_url": "{base_url}/components/framed-player",
+            "start_url": "{base_url}/components/" + page,
             "states": [{"name": "Player", "triggers": ["the player"], "end": "Watched"}],
         }
     )
@@ -294,9 +296,15 @@ def test_video_samples_come_from_a_video_in_a_closed_shadow_root_in_a_frame(
     result = netgent_browser.run(workflow, states=[player])
     assert result.passed, result.error
     seen = [s for s in result.qoe if s.get("video") is not None]
-    assert len(seen) >= 5, result.qoe
+    assert len(seen) >= 5, (result.qoe, result.timeline)
     assert seen[-1]["playback_time"] - seen[0]["playback_time"] > 1.0
     assert seen[-1]["width"] > 0 and seen[-1]["element"] == "#video"
+    assert {s["video"] for s in seen} == {0}  # one video, numbered once
+    if page == "embed-player":  # sampled in the other site's frame, on its own host
+        assert seen[-1]["page"].startswith("http://localhost:")
+        assert seen[-1]["page"].endswith("/components/player")
+    else:  # sampled by the page itself, which reads its frames of the same site
+        assert seen[-1]["page"].endswith("/components/framed-player")
 
 
 def test_a_model_heals_an_element_inside_a_shadow_root(

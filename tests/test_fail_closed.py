@@ -97,7 +97,7 @@ def test_a_guard_that_cannot_be_installed_keeps_the_run_from_starting(
     away_workflow(project, slow_site.url)
 
     class Refused:
-        def __init__(self, endpoint: str) -> None:
+        def __init__(self, endpoint: str, frame_scripts: Any = ()) -> None:
             raise ConnectionRefusedError(111, "Connection refused")
 
     monkeypatch.setattr("pytest_netgent.browser.pool.NavigationGuard", Refused)

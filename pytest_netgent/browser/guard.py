@@ -23,6 +23,8 @@ Allow = Callable[[str], bool]
 """Whether the browser may open a URL."""
 
 _DOCUMENTS = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]
+_HOLD_NEW = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
+"""New targets attach to the guard's connection, held at their start until it lets them run."""
 
 
 class NavigationGuard:
@@ -32,9 +34,13 @@ class NavigationGuard:
     ``allow`` is ``None`` between runs: everything goes (the reset's blank page).
     """
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, frame_scripts: tuple[str, ...] = ()) -> None:
         import websocket  # selenium's own dependency
 
+        self.frame_scripts = frame_scripts
+        """Scripts run in every frame of another site before its own scripts (Chromium
+        runs those frames as targets of their own, which the tab's scripts do not reach:
+        the closed shadow roots of an embedded player are kept this way)."""
         self.allow: Allow | None = None
         self.blocked: list[str] = []
         self.fault = ""
@@ -51,10 +57,7 @@ class NavigationGuard:
         self._thread = threading.Thread(target=self._read, name="netgent-guard", daemon=True)
         self._thread.start()
         # new tabs and windows pause until their requests are watched; existing tabs join
-        self._send(
-            "Target.setAutoAttach",
-            {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
-        )
+        self._send("Target.setAutoAttach", _HOLD_NEW)
         self._send("Target.getTargets", {}, then=self._attach_pages)
 
     @property
@@ -113,6 +116,8 @@ class NavigationGuard:
         if session not in self._tabs:
             self._tabs[session] = tab
             self._send("Fetch.enable", {"patterns": _DOCUMENTS}, session)
+            if self.frame_scripts:  # its frames of other sites join, held until prepared
+                self._send("Target.setAutoAttach", _HOLD_NEW, session)
 
     def _read(self) -> None:
         while True:
@@ -161,6 +166,11 @@ class NavigationGuard:
             session, target = str(params["sessionId"]), params.get("targetInfo") or {}
             if target.get("type") == "page":
                 self._watch(session, str(target.get("targetId", "")))
+            elif target.get("type") == "iframe" and self.frame_scripts:
+                self._send("Page.enable", {}, session)  # new documents run its scripts
+                for source in self.frame_scripts:
+                    params = {"source": source, "runImmediately": True}
+                    self._send("Page.addScriptToEvaluateOnNewDocument", params, session)
             # the tab (or a worker) was held at its start for this guard: let it run
             self._send("Runtime.runIfWaitingForDebugger", {}, session)
         elif method == "Target.detachedFromTarget":

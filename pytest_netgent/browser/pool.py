@@ -22,7 +22,7 @@ from ..errors import BrowserError, NetgentError
 from ..system.leftovers import end_profile_processes, own_folder
 from ..system.redaction import SecretLogs
 from .guard import NavigationGuard
-from .page import watch_requests
+from .page import script, watch_requests
 from .session import BrowserOptions, blank_profile, browser_gone, reset_browser, start_browser
 from .tempdir import home_base
 from .watchdog import devtools_endpoint
@@ -141,7 +141,7 @@ class BrowserPool:
     def _start_guard(self, driver: WebDriver) -> None:
         self.guard_error = ""
         try:
-            self.guard = NavigationGuard(devtools_endpoint(driver))
+            self.guard = NavigationGuard(devtools_endpoint(driver), (script("shadow.js"),))
         except Exception as exc:  # whatever it was, no run starts without it (checked_guard)
             self.guard, self.guard_error = None, f"{type(exc).__name__}: {exc}"
 

@@ -4,12 +4,22 @@
 // DevTools protocol, in every page loaded until stop_video_sampling. Samples wait in
 // window.__netgentQoe until the engine takes them (each engine tick does); a page that is
 // left hands its pending samples to the next page of the same site through sessionStorage.
+// The top document samples the videos of its shadow roots and of its frames of the same
+// site itself; in a frame of another site (installed there through WebDriver) the sampler
+// posts its samples to the top document each interval, which adds them to its own tick.
 (function (interval) {
   "use strict";
   /* deep.js */
   const KEY = "netgent.qoe";
   const old = window.__netgentQoe;
   if (old && old.timer) return;  // already sampling this page
+  let reachable = true;  // whether the top document reads this one itself
+  try {
+    reachable = Boolean(window.top.document);
+  } catch (e) {
+    reachable = false;
+  }
+  if (window !== window.top && reachable) return;  // the top's sampler reads this frame
   const pending = [];
   try {
     const carried = JSON.parse(sessionStorage.getItem(KEY) || "[]");
@@ -19,6 +29,19 @@
   const stalls = new WeakMap();
   const names = new WeakMap();
   let counter = 0;
+  const far = new Map();  // each frame of another site: its videos' numbers here, its latest
+  window.addEventListener("message", (event) => {
+    const batch = event.data && event.data.__netgentQoe;
+    if (!Array.isArray(batch) || window !== window.top) return;
+    const known = far.get(event.source) || {numbers: new Map(), latest: []};
+    for (const entry of batch) {
+      if (entry.video === null) continue;
+      if (!known.numbers.has(entry.video)) known.numbers.set(entry.video, counter++);
+      entry.video = known.numbers.get(entry.video);
+    }
+    known.latest = batch.filter((entry) => entry.video !== null);
+    far.set(event.source, known);
+  });
 
   function watch(video) {
     if (stalls.has(video)) return;
@@ -59,12 +82,18 @@
     const videos = [];
     for (const scope of ngScopes(document)) videos.push(...scope.querySelectorAll("video"));
     const extra = player();
+    const entries = [];
+    for (const known of far.values()) {  // the latest of each frame of another site
+      for (const entry of known.latest.splice(0)) entries.push({...entry, t: now});
+    }
     // a tick without a video still counts (the stats log writes one line per interval)
-    if (!videos.length) pending.push({t: now, page: location.href, video: null, player: extra});
+    if (!videos.length && !entries.length) {
+      entries.push({t: now, page: location.href, video: null, player: extra});
+    }
     videos.forEach((video) => {
       watch(video);
       const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
-      pending.push({
+      entries.push({
         t: now,
         page: location.href,
         video: names.get(video),
@@ -83,14 +112,28 @@
         player: extra,
       });
     });
+    if (window !== window.top) {
+      window.top.postMessage({__netgentQoe: entries}, "*");  // the top's tick takes them
+      return;
+    }
+    pending.push(...entries);
     if (pending.length > 10000) pending.splice(0, pending.length - 10000);
   }
 
   const state = {
     timer: setInterval(sample, interval),
     take() { return pending.splice(0); },
-    stop() { clearInterval(state.timer); state.timer = null; sample(); return pending.splice(0); },
+    stop() {
+      clearInterval(state.timer);
+      state.timer = null;
+      sample();
+      for (const source of far.keys()) source.postMessage({__netgentQoeStop: true}, "*");
+      return pending.splice(0);
+    },
   };
+  window.addEventListener("message", (event) => {
+    if (event.data && event.data.__netgentQoeStop && event.source === window.top) state.stop();
+  });
   window.__netgentQoe = state;
   window.addEventListener("pagehide", () => {
     if (!state.timer) return;

@@ -19,8 +19,9 @@ from functools import cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .page import script
-from .session import cdp
+from .chain import Chain
+from .page import FAR_FRAMES, script
+from .session import browser_gone, cdp
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -278,6 +279,29 @@ class VideoSampler:
             self._script = str(answer.get("identifier", "")) or None
         self.driver.execute_script(source)
         self._running = True
+        self._install_far(source)
+
+    def _install_far(self, source: str) -> None:
+        """Start the sampler in the page's frames of other sites too (embedded players):
+        a script of the page cannot reach them, WebDriver enters each."""
+        from selenium.common.exceptions import WebDriverException
+
+        chain = Chain(self.driver)
+        try:
+            paths = self.driver.execute_script(script("deep.js") + "return ngFarFrames();")
+            for path in list(paths)[:FAR_FRAMES]:
+                found = chain.find("css selector", path)
+                if found:
+                    self.driver.switch_to.frame(found[0])
+                    chain.framed = True
+                    self.driver.execute_script(source)
+                chain.leave()
+        except WebDriverException as exc:
+            if browser_gone(exc):
+                raise
+            # a frame that went away meanwhile: its videos are not sampled
+        finally:
+            chain.leave()
 
     def _halt(self) -> None:
         """Take the last samples and stop the in-page sampler."""
