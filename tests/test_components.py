@@ -360,3 +360,23 @@ def test_the_traffic_of_a_frame_of_another_site_is_in_its_items_capture(tmp_path
     assert any(u.startswith("http://127.0.0.1:") and u.endswith("/components/embed") for u in urls)
     # the widget, framed from localhost: another site, another process, the same capture
     assert any(u.startswith("http://localhost:") and u.endswith("/components/widget") for u in urls)
+
+
+def test_a_new_tabs_first_page_has_its_closed_shadow_roots_seen(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    driver = netgent_browser.driver
+    netgent_browser._pool.checked_guard()  # a run's guard: it prepares every new tab
+    driver.get(base_url + "/components/frames")
+    first = driver.current_window_handle
+    driver.execute_script("window.open(arguments[0])", base_url + "/components/")
+    new = next(h for h in driver.window_handles if h != first)
+    try:
+        driver.switch_to.window(new)
+        Actions(driver, 5.0, lambda url: None).run(
+            "click", {"by": "css selector", "selector": SEARCH + "#q"}
+        )
+        assert checks(driver, [element(SEARCH + "#q")]) == [[(True, "")]]
+    finally:
+        driver.close()
+        driver.switch_to.window(first)

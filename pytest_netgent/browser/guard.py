@@ -38,9 +38,10 @@ class NavigationGuard:
         import websocket  # selenium's own dependency
 
         self.frame_scripts = frame_scripts
-        """Scripts run in every frame of another site before its own scripts (Chromium
-        runs those frames as targets of their own, which the tab's scripts do not reach:
-        the closed shadow roots of an embedded player are kept this way)."""
+        """Scripts run in every tab and every frame of another site before their own
+        scripts, new tabs' first documents included (Chromium runs such frames as targets
+        of their own, which a tab's scripts do not reach): closed shadow roots are kept
+        this way."""
         self.allow: Allow | None = None
         self.blocked: list[str] = []
         self.fault = ""
@@ -117,7 +118,15 @@ class NavigationGuard:
             self._tabs[session] = tab
             self._send("Fetch.enable", {"patterns": _DOCUMENTS}, session)
             if self.frame_scripts:  # its frames of other sites join, held until prepared
+                self._prepare(session)
                 self._send("Target.setAutoAttach", _HOLD_NEW, session)
+
+    def _prepare(self, session: str) -> None:
+        """Run :attr:`frame_scripts` in the target's documents, before their own scripts."""
+        self._send("Page.enable", {}, session)  # without it a new document skips them
+        for source in self.frame_scripts:
+            params = {"source": source, "runImmediately": True}
+            self._send("Page.addScriptToEvaluateOnNewDocument", params, session)
 
     def _read(self) -> None:
         while True:
@@ -167,10 +176,7 @@ class NavigationGuard:
             if target.get("type") == "page":
                 self._watch(session, str(target.get("targetId", "")))
             elif target.get("type") == "iframe" and self.frame_scripts:
-                self._send("Page.enable", {}, session)  # new documents run its scripts
-                for source in self.frame_scripts:
-                    params = {"source": source, "runImmediately": True}
-                    self._send("Page.addScriptToEvaluateOnNewDocument", params, session)
+                self._prepare(session)
             # the tab (or a worker) was held at its start for this guard: let it run
             self._send("Runtime.runIfWaitingForDebugger", {}, session)
         elif method == "Target.detachedFromTarget":
