@@ -41,9 +41,15 @@ class Chain:
 
     def leave(self) -> None:
         """Back to the page's top document, if a frame was entered."""
-        if self.framed:
-            self.framed = False
+        if not self.framed:
+            return
+        from selenium.common.exceptions import NoSuchWindowException
+
+        self.framed = False
+        try:
             self.driver.switch_to.default_content()
+        except NoSuchWindowException:
+            pass  # the action closed its window: the next window is entered at its top
 
     def find(self, by: str, selector: str) -> list[WebElement]:
         """The elements ``selector`` names; a link that finds nothing raises
