@@ -10,6 +10,7 @@ entered on the way (:meth:`Chain.find`); :meth:`Chain.leave` goes back to the pa
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -46,10 +47,9 @@ class Chain:
         from selenium.common.exceptions import NoSuchWindowException
 
         self.framed = False
-        try:
+        # the action may have closed its window: the next window is entered at its top
+        with contextlib.suppress(NoSuchWindowException):
             self.driver.switch_to.default_content()
-        except NoSuchWindowException:
-            pass  # the action closed its window: the next window is entered at its top
 
     def find(self, by: str, selector: str) -> list[WebElement]:
         """The elements ``selector`` names; a link that finds nothing raises
