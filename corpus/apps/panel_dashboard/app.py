@@ -55,9 +55,12 @@ def run_search(event=None):
 
 search.on_click(run_search)
 
+# dynamic: a tab's content is rendered when the tab is shown (with every tab rendered,
+# Bokeh laid out the hidden one visibly for a moment while the page loaded)
 tabs = pn.Tabs(
     ("Results", pn.Column(summary, results)),
     ("About", pn.pane.Markdown(f"A list of {len(CITIES)} European cities.")),
+    dynamic=True,
 )
 
 pn.Column(
