@@ -51,6 +51,16 @@ class Chain:
         with contextlib.suppress(NoSuchWindowException):
             self.driver.switch_to.default_content()
 
+    def enter(self, path: str) -> bool:
+        """Enter the frame ``path`` names (a chain whose last link is the frame), from the
+        top document; False when it is not there."""
+        found = self.find("css selector", path)  # enters the frames on the way
+        if not found:
+            return False
+        self.driver.switch_to.frame(found[0])
+        self.framed = True
+        return True
+
     def find(self, by: str, selector: str) -> list[WebElement]:
         """The elements ``selector`` names; a link that finds nothing raises
         ``NoSuchElementException`` naming it (callers retry until their timeout)."""

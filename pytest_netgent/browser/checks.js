@@ -13,6 +13,7 @@
 // It re-evaluates on every DOM mutation (debounced) and at least every poll_ms, and
 // answers as soon as an eligible state matches or wait_ms has passed, so waiting is
 // event-driven with no fixed sleep and no extra round trips.
+const FAR_MS = 200;
 const states = arguments[0];
 const options = arguments[1];
 const done = arguments[arguments.length - 1];
@@ -219,8 +220,12 @@ function step() {
   const first = result.matched.length ? result.matched[0] : -1;
   const age = performance.now();
   const held = first > 0 && states.slice(0, first).some((s) => (s.hold || 0) > age);
-  // a state that may match needs WebDriver to look into a frame of another origin
-  if ((result.matched.length && !held) || result.maybe.length || elapsed >= options.wait_ms) {
+  // a state that may match needs WebDriver to look into a frame of another origin: the
+  // page answers for it at most every FAR_MS, so a check there that does not hold yet (a
+  // text the page does not show, beside an ad's frame) does not make every poll a round
+  // trip through the frames
+  const far = result.maybe.length && elapsed >= Math.min(FAR_MS, options.wait_ms);
+  if ((result.matched.length && !held) || far || elapsed >= options.wait_ms) {
     if (held) result.matched = [];  // still held: the next evaluation decides
     finish(result);
     return;

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -97,10 +96,8 @@ def evaluate(
     if raw.get("error"):
         return Tick(error=str(raw["error"]), qoe=list(raw.get("qoe") or []))
     tick = _tick(raw)
-    if raw.get("maybe"):
+    if raw.get("maybe"):  # the page waited up to checks.js's FAR_MS for them
         tick.matched = sorted(tick.matched + _far_matches(driver, states, raw["maybe"], tick))
-        if not tick.matched:
-            time.sleep(poll_ms / 1000)  # the page could not wait for those frames itself
     return tick
 
 
@@ -180,10 +177,7 @@ def _far_text(chain: Chain, text: str) -> tuple[bool, str]:
         if not queue:
             break
         path = queue.pop(0)
-        found = chain.find("css selector", path)  # enters the frames on the way
-        if found:
-            driver.switch_to.frame(found[0])
-            chain.framed = True
+        if chain.enter(path):
             shown, inner = driver.execute_script(
                 script("deep.js") + "return [ngDeepText(), ngFarFrames()];"
             )

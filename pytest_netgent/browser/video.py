@@ -290,10 +290,7 @@ class VideoSampler:
         try:
             paths = self.driver.execute_script(script("deep.js") + "return ngFarFrames();")
             for path in list(paths)[:FAR_FRAMES]:
-                found = chain.find("css selector", path)
-                if found:
-                    self.driver.switch_to.frame(found[0])
-                    chain.framed = True
+                if chain.enter(path):
                     self.driver.execute_script(source)
                 chain.leave()
         except WebDriverException as exc:

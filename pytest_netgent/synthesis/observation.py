@@ -188,11 +188,8 @@ def _far_frames(driver: WebDriver, raw: dict[str, Any], limit: int) -> None:
             path, x, y = queue.pop(0)
             seen += 1
             try:
-                found = chain.find("css selector", path)
-                if not found:
+                if not chain.enter(path):
                     continue
-                driver.switch_to.frame(found[0])
-                chain.framed = True
                 inner: dict[str, Any] = driver.execute_script(
                     _source(), limit - len(raw["elements"])
                 )
