@@ -164,7 +164,8 @@ def _far_check(chain: Chain, check: dict[str, Any]) -> tuple[bool, str]:
 
 
 FAR_FRAMES = 20
-"""Most frames of another origin one text check looks into."""
+"""Most frames of another origin one look (a text check, an observation, the video
+sampler's start) enters."""
 
 
 def _far_text(chain: Chain, text: str) -> tuple[bool, str]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from ..browser.chain import Chain
-from ..browser.page import script
+from ..browser.page import FAR_FRAMES, script
 from ..workflow.messages import Element, Metadata
 
 if TYPE_CHECKING:
@@ -156,10 +156,6 @@ class Observation(BaseModel):
 @cache
 def _source() -> str:
     return script("deep.js") + script("observe.js")
-
-
-FAR_FRAMES = 20
-"""Most frames of another origin one observation looks into."""
 
 
 def observe(driver: WebDriver, *, screenshot: bool = False, limit: int = 400) -> Observation:
