@@ -351,7 +351,7 @@ def test_workflow_timeout(netgent_browser: NetgentBrowser) -> None:
     result = netgent_browser.run(spec, states=states, check=False)
     assert isinstance(result.error, ReplayError)
     assert result.error.reason.startswith("workflow timeout: no end state within 0.6s")
-    assert result.duration < 3
+    assert result.duration < 9  # the 10 s wait was cut short (a loaded machine only adds)
 
 
 def test_params_override_vars(netgent_browser: NetgentBrowser) -> None:

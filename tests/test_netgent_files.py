@@ -695,4 +695,4 @@ def test_duration_ending_inside_a_continuous_state_passes(base_url: str) -> None
         results = agent.run(state_repository=repo, variables={"base_url": base_url})
     assert results.reached_end, results.error and results.error.report()
     assert results.end_state == "duration 2s reached"
-    assert results.timeline[-1].elapsed < 4
+    assert results.timeline[-1].elapsed < 9  # the 10 s wait was cut short
