@@ -2,8 +2,10 @@
 
 Each action waits explicitly for what it needs (an element to exist and accept the
 input, a tab to open) up to the action timeout, polling at a short interval with no
-fixed delay, and fails with an :class:`ActionFailed` that says what was not found where.
-Parameters arrive with placeholders already substituted.
+fixed delay, and fails with an :class:`ActionFailed` that says what was not found where
+(:mod:`.waits`). Parameters arrive with placeholders already substituted. The actions on
+tabs and addresses are in :mod:`.tabs`, those that find their element by its text or
+name in :mod:`.labels`, the WebRTC ones in :mod:`.webrtc`.
 """
 
 from __future__ import annotations
@@ -11,35 +13,60 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NetgentError
 from .chain import Chain, chained
 from .keyboard import key_chord
-from .session import PAGE_LOAD_S, browser_gone, focus_tab
+from .labels import LabelActions
+from .tabs import TabActions, TabMemory
+from .video import VideoSampler
+from .waits import ActionFailed, Waits, seconds
+from .webrtc import WebrtcActions, WebrtcMeter
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
     from selenium.webdriver.remote.webelement import WebElement
 
-    from .video import VideoSampler
 
-POLL = 0.03
-"""Seconds between two attempts while waiting for an element."""
+__all__ = ["MOVES", "ActionFailed", "Actions", "RunTools"]
 
-
-class ActionFailed(NetgentError):
-    """An action could not be carried out; the message says what and where."""
-
-    def __init__(self, message: str, *, unloaded: bool = False) -> None:
-        super().__init__(message)
-        self.unloaded = unloaded
-        """A page it opened did not finish loading in time (slow network or server)."""
+MOVES = frozenset(
+    {"navigate", "go_back", "switch_tab", "open_stored_url", "click", "click_first"}
+    | {"click_first_text", "click_accessible_name", "click_text_env"}
+)
+"""Actions that may take the browser to another page: after them the engine looks at
+the address (the allowed hosts, the origins a run visited)."""
 
 
-class Actions:
-    """Executes actions on one driver; ``timeout`` bounds every explicit wait."""
+@dataclass
+class RunTools:
+    """What the actions of one run share: its video sampler and WebRTC meter, what it
+    remembers (named tabs, stored addresses) and the environment values its actions
+    may use (read before the run, kept out of every report)."""
+
+    sampler: VideoSampler
+    webrtc: WebrtcMeter
+    memory: TabMemory = field(default_factory=TabMemory)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def start(
+        cls, driver: WebDriver, redact: Callable[[str], str], output: Path, env: Mapping[str, str]
+    ) -> RunTools:
+        """The tools of a run starting now, writing their files in ``output``."""
+        now = time.time()
+        return cls(
+            VideoSampler(driver, now, redact, output), WebrtcMeter(driver, now, redact, output),
+            env=env,
+        )  # fmt: skip
+
+
+class Actions(TabActions, LabelActions, WebrtcActions, Waits):
+    """Executes actions on one driver; ``timeout`` bounds every explicit wait; ``tools``
+    are the run's (without them, a lone action: no sampling, nothing remembered)."""
 
     def __init__(
         self,
@@ -47,16 +74,14 @@ class Actions:
         timeout: float,
         check_url: Callable[[str], None],
         deadline: float | None = None,
-        sampler: VideoSampler | None = None,
+        tools: RunTools | None = None,
     ) -> None:
-        self.driver = driver
-        self.timeout = timeout
-        self.check_url = check_url
-        self.deadline = deadline
-        self.sampler = sampler
+        super().__init__(driver, timeout, check_url, deadline)
+        self.sampler = tools.sampler if tools else None
+        self.webrtc = tools.webrtc if tools else None
+        self.memory = tools.memory if tools else TabMemory()
+        self.env: Mapping[str, str] = tools.env if tools else {}
         self._chain = Chain(driver)
-        self.cancel: threading.Event | None = None
-        """Set from another thread, it cuts a wait short (the run is being stopped)."""
         self._registry: dict[str, Callable[[dict[str, Any]], None]] = {
             "navigate": self.navigate,
             "click": self.click,
@@ -75,6 +100,19 @@ class Actions:
             "start_stats_logging": self.start_stats_logging,
             "stop_stats_logging": self.stop_stats_logging,
             "terminate": self.terminate,
+            "remember_tab": self.remember_tab,
+            "store_current_url": self.store_current_url,
+            "open_stored_url": self.open_stored_url,
+            "click_first_text": self.click_first_text,
+            "click_accessible_name": self.click_accessible_name,
+            "wait_for_element": self.wait_for_element,
+            "wait_for_text": self.wait_for_text,
+            "start_webrtc_tracking": self.start_webrtc_tracking,
+            "collect_webrtc_metrics": self.collect_webrtc_metrics,
+            "set_env_value": self.set_env_value,
+            "click_first": self.click_first,
+            "click_text_env": self.click_text_env,
+            "play_video": self.play_video,
         }
 
     def run(self, kind: str, params: dict[str, Any]) -> None:
@@ -90,45 +128,6 @@ class Actions:
             self._chain.leave()  # checks run in the page's top document
 
     # ------------------------------------------------------------------ helpers
-
-    def _where(self) -> str:
-        try:
-            return f"on {self.driver.current_url} (title {self.driver.title!r})"
-        except Exception:  # the page may be gone; the report still needs a sentence
-            return "on the current page"
-
-    def _until(self, what: str, attempt: Callable[[], Any]) -> Any:
-        """Retry ``attempt`` until it returns something truthy or the timeout passes."""
-        from selenium.common.exceptions import (
-            ElementClickInterceptedException,
-            ElementNotInteractableException,
-            InvalidElementStateException,
-            NoSuchElementException,
-            StaleElementReferenceException,
-        )
-
-        retry = (
-            ElementClickInterceptedException,
-            ElementNotInteractableException,
-            InvalidElementStateException,
-            NoSuchElementException,
-            StaleElementReferenceException,
-        )
-        end = time.monotonic() + self.timeout
-        last = ""
-        while True:
-            try:
-                result = attempt()
-                if result:
-                    return result
-            except retry as exc:
-                last = _short(exc)
-            if time.monotonic() >= end:
-                detail = f": {last}" if last else ""
-                raise ActionFailed(
-                    f"{what} {self._where()} after waiting {self.timeout:g}s{detail}"
-                )
-            time.sleep(POLL)
 
     def _pick(self, params: dict[str, Any]) -> WebElement | None:
         """The element ``by``/``selector`` names now: item ``index`` of the matches if
@@ -158,33 +157,6 @@ class Actions:
         return found
 
     # ------------------------------------------------------------------ actions
-
-    def navigate(self, params: dict[str, Any]) -> None:
-        """Open ``url`` (checked against the allowed hosts first)."""
-        url = str(params["url"])
-        self.check_url(url)
-        from selenium.common.exceptions import TimeoutException, WebDriverException
-
-        limit, why = PAGE_LOAD_S, "the page-load limit"
-        if self.deadline is not None and self.deadline - time.monotonic() < limit:
-            limit = max(self.deadline - time.monotonic(), 0.5)
-            why = "what was left of the workflow's timeout; raise 'timeout' if it needs longer"
-            self.driver.set_page_load_timeout(limit)
-        try:
-            self.driver.get(url)
-        except TimeoutException:
-            raise ActionFailed(
-                f"navigate: {url} did not finish loading within {limit:.3g}s ({why})",
-                unloaded=True,
-            ) from None
-        except WebDriverException as exc:
-            if browser_gone(exc):
-                raise  # a dead browser, reported as such by the engine
-            raise ActionFailed(f"navigate: cannot open {url}: {_short(exc)}") from None
-        finally:
-            if limit != PAGE_LOAD_S:
-                with contextlib.suppress(WebDriverException):
-                    self.driver.set_page_load_timeout(PAGE_LOAD_S)
 
     def click(self, params: dict[str, Any]) -> None:
         """Click the element (at ``percentage`` of its width, default the middle); fall
@@ -431,51 +403,31 @@ class Actions:
 
     def wait(self, params: dict[str, Any]) -> None:
         """Stay on the page for ``seconds`` (cut short by the workflow timeout)."""
-        seconds = float(params["seconds"])
+        duration = float(params["seconds"])
         if self.deadline is not None:
-            seconds = min(seconds, max(0.0, self.deadline - time.monotonic()))
-        sampler = self.sampler
+            duration = min(duration, max(0.0, self.deadline - time.monotonic()))
+        sampler, meter = self.sampler, self.webrtc
+        sampling = sampler is not None and sampler.active
+        tracking = meter is not None and meter.active
         cancel = self.cancel or threading.Event()
-        if sampler is None or not sampler.active:
-            cancel.wait(seconds)
+        if not sampling and not tracking:
+            cancel.wait(duration)
             return
-        # a sampled video keeps its samples flowing (and the stats log growing) meanwhile
-        end = time.monotonic() + seconds
+        # a sampled page keeps its samples flowing (and the stats log growing) meanwhile
+        every = min(max(sampler.interval, 0.5), 2.0) if sampler is not None and sampling else 1.0
+        end = time.monotonic() + duration
         while (left := end - time.monotonic()) > 0:
-            if cancel.wait(min(left, max(sampler.interval, 0.5), 2.0)):
+            if cancel.wait(min(left, every)):
                 return
-            sampler.poll()
+            if sampling and sampler is not None:
+                sampler.poll()
+            if tracking and meter is not None:
+                meter.poll()
 
-    def switch_tab(self, params: dict[str, Any]) -> None:
-        """Switch to tab ``index`` (default -1, the newest), or the one whose URL or title
-        contains ``url`` / ``title``; waits for a new tab to open."""
-        before = self.driver.current_window_handle
-
-        def attempt() -> str | None:
-            handles = self.driver.window_handles
-            if "url" in params or "title" in params:
-                for handle in handles:
-                    self.driver.switch_to.window(handle)
-                    if (
-                        str(params.get("url", "")) in self.driver.current_url
-                        and str(params.get("title", "")) in self.driver.title
-                    ):
-                        return handle
-                self.driver.switch_to.window(before)
-                return None
-            index = int(params.get("index", -1))
-            if index == -1 and len(handles) < 2:
-                return None  # the new tab is not open yet
-            if not -len(handles) <= index < len(handles):
-                return None
-            return handles[index]
-
-        handle = self._until(f"switch_tab: no tab matches {params}", attempt)
-        focus_tab(self.driver, handle)
-
-    def go_back(self, params: dict[str, Any]) -> None:
-        """Go back one page in the tab's history."""
-        self.driver.back()
+    def opened_tab(self) -> None:
+        """A tab this run opened is current: its pages are tracked as the first tab's."""
+        if self.webrtc is not None:
+            self.webrtc.follow()
 
     def start_video_sampling(self, params: dict[str, Any]) -> None:
         """Sample every ``<video>`` every ``interval`` seconds (default 1) until
@@ -508,7 +460,7 @@ class Actions:
 
         if self.sampler is None:
             raise ActionFailed("stats logging needs a workflow run (no sampler here)")
-        interval = _seconds(params.get("interval", 2.0), "start_stats_logging", "interval")
+        interval = seconds(params.get("interval", 2.0), "start_stats_logging", "interval")
         try:
             self.sampler.start_log(str(params.get("out_path") or STATS_DEFAULT), interval)
         except OutputPathError as exc:
@@ -547,16 +499,6 @@ once();
 """
 
 
-def _seconds(value: Any, action: str, name: str) -> float:
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = -1.0
-    if not seconds > 0 or seconds == float("inf"):
-        raise ActionFailed(f"{action}: {name} must be a number of seconds above 0, got {value!r}")
-    return seconds
-
-
 def _fraction(params: dict[str, Any], action: str) -> float | None:
     """NetGent's ``percentage`` (0 to 1 of the element's width), if given."""
     if "percentage" not in params or params["percentage"] is None:
@@ -589,8 +531,3 @@ def _select_value(menu: Any, value: str) -> None:
                 option.click()
             return
     raise NoSuchElementException(f"no option with value {value!r}")
-
-
-def _short(exc: Exception) -> str:
-    msg = getattr(exc, "msg", None) or str(exc)
-    return str(msg).strip().splitlines()[0] if msg else type(exc).__name__

@@ -200,6 +200,8 @@ function finish(result) {
   // samples of the video quality sampler, if it runs in this page
   const qoe = window.__netgentQoe;
   if (qoe && qoe.take) result.qoe = qoe.take();
+  const rtc = window.__netgentRtc;  // and of the WebRTC sampler
+  if (rtc && rtc.take) result.rtc = rtc.take();
   done(result);
 }
 

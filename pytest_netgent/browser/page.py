@@ -38,6 +38,8 @@ class Tick:
     matched: list[int] = field(default_factory=list)
     error: str = ""
     qoe: list[dict[str, Any]] = field(default_factory=list)
+    rtc: list[dict[str, Any]] = field(default_factory=list)
+    """WebRTC samples taken with this tick (see :mod:`.webrtc`)."""
     """Video quality samples the page had waiting (see :mod:`.video`)."""
     net_error: str = ""
     """Chromium's error code when it shows its own error page (``ERR_CONNECTION_REFUSED``)."""
@@ -94,7 +96,11 @@ def evaluate(
     if not isinstance(raw, dict):
         return Tick(error=f"unexpected answer from the page: {raw!r}")
     if raw.get("error"):
-        return Tick(error=str(raw["error"]), qoe=list(raw.get("qoe") or []))
+        return Tick(
+            error=str(raw["error"]),
+            qoe=list(raw.get("qoe") or []),
+            rtc=list(raw.get("rtc") or []),
+        )
     tick = _tick(raw)
     if raw.get("maybe"):  # the page waited up to checks.js's FAR_MS for them
         tick.matched = sorted(tick.matched + _far_matches(driver, states, raw["maybe"], tick))
@@ -111,6 +117,7 @@ def _tick(raw: dict[str, Any]) -> Tick:
         ],
         matched=[int(i) for i in raw["matched"]],
         qoe=list(raw.get("qoe") or []),
+        rtc=list(raw.get("rtc") or []),
         net_error=str(raw.get("net_error") or ""),
         status=int(raw.get("status") or 0),
         hidden=bool(raw.get("hidden")),

@@ -11,6 +11,7 @@ no connection outlives it into the next item's capture. Files per item::
     <artifacts>/<item>/sslkeys.log     TLS keys for the pcap (--netgent-sslkeylog)
     <artifacts>/<item>/timeline.json   states, actions and URLs with wall and monotonic times
     <artifacts>/<item>/qoe.jsonl       video quality samples (start_video_sampling)
+    <artifacts>/<item>/webrtc.jsonl    WebRTC samples per stream (start_webrtc_tracking)
     <artifacts>/<item>/item.json       item id, workflow, category, parameters, outcome, files
 
 At the end of the session (on the xdist controller) ``manifest.csv`` lists every item and
@@ -35,6 +36,7 @@ FILES = {
     "sslkeylog": "sslkeys.log",
     "qoe": "qoe.jsonl",
     "timeline": "timeline.json",
+    "webrtc": "webrtc.jsonl",
 }
 """The file of each kind of capture in an item's folder."""
 

@@ -133,12 +133,14 @@ class ItemCapture:
             har = build_har(events, title=self.nodeid, redact=redact)
             write_json(self.folder / FILES["har"], har)
         write_json(self.folder / FILES["timeline"], timeline_document(self.nodeid, runs))
-        samples = [s for run in runs for s in run.qoe]
-        if samples:
-            path = self.folder / FILES["qoe"]
-            with path.open("w", encoding="utf-8") as out:
-                for sample in samples:
-                    out.write(json.dumps(sample, separators=(",", ":")) + "\n")
+        for kind, samples in (
+            ("qoe", [s for run in runs for s in run.qoe]),
+            ("webrtc", [s for run in runs for s in run.webrtc]),
+        ):
+            if samples:
+                with (self.folder / FILES[kind]).open("w", encoding="utf-8") as out:
+                    for sample in samples:
+                        out.write(json.dumps(sample, separators=(",", ":")) + "\n")
         self.parameters = {k: redact(str(v)) for k, v in self.parameters.items()}
         self.save()
 

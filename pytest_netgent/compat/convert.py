@@ -366,9 +366,41 @@ def _action_words(action: Any) -> str:
             f"{p.get('interval', 2.0)} seconds to {p.get('out_path', 'netgent_video_stats.jsonl')}"
         ),
         "stop_stats_logging": lambda: "Stop logging video stats",
+        **_newer_action_words(p),
     }
     describe: Callable[[], str] = action.describe
     return words.get(action.type, describe)()
+
+
+def _newer_action_words(p: dict[str, Any]) -> dict[str, Callable[[], str]]:
+    """Words for NetGent's newer actions (tabs by name, texts, waits, WebRTC, env values)."""
+
+    def listed(value: Any) -> str:
+        return " or ".join(f"'{v}'" for v in (value if isinstance(value, list) else [value]))
+
+    shown = "shown" if str(p.get("visible", True)).lower() not in ("false", "0", "no") else "gone"
+    words: dict[str, Callable[[], str]] = {
+        "remember_tab": lambda: f"Remember this tab as '{p['name']}'",
+        "store_current_url": lambda: f"Store the current URL as '{p['name']}'",
+        "open_stored_url": lambda: (
+            f"Open the stored URL '{p['name']}'{p.get('suffix') or ''} in a new tab"
+        ),
+        "click_first_text": lambda: f"Click the button reading {listed(p['texts'])}",
+        "click_accessible_name": lambda: f"Click the button named {listed(p['names'])}",
+        "wait_for_element": lambda: f"Wait until '{p['selector']}' is {shown}",
+        "wait_for_text": lambda: f"Wait until '{p['text']}' is {shown}",
+        "start_webrtc_tracking": lambda: "Start tracking the WebRTC connections",
+        "collect_webrtc_metrics": lambda: f"Write the WebRTC metrics to {p['out_path']}",
+        "set_env_value": lambda: (
+            f"Type the value of ${p['env_var']} into the first of {listed(p['selectors'])}"
+        ),
+        "click_first": lambda: f"Click the first of {listed(p['selectors'])}",
+        "click_text_env": lambda: f"Click the element reading the value of ${p['env_var']}",
+        "play_video": lambda: f"Play the video '{p.get('selector') or 'video'}'",
+    }
+    if "name" in p:
+        words["switch_tab"] = lambda: f"Switch to the tab '{p['name']}'"
+    return words
 
 
 def convert_set(files: Sequence[Path], args: argparse.Namespace) -> int:

@@ -29,8 +29,10 @@ from ..errors import NetgentError
 from ..replay.run import RunResult, RunSettings, TimelineEvent
 from ..replay.wiring import run_states
 from ..synthesis import Synthesiser, Usage, build_synthesiser
+from ..system.redaction import Secret
 from ..workflow.automaton import Automaton, State, parse_automaton
 from ..workflow.messages import ExecutedState, Message, StatePrompt
+from ..workflow.secrets import env_values
 from ..workflow.spec import Workflow
 
 if TYPE_CHECKING:
@@ -148,13 +150,14 @@ class NetGent:
             workflow = Workflow.model_validate(
                 {"name": "netgent", "states": [p.to_spec().model_dump() for p in prompts]}
             )
-        self._pool.secret_logs.add(self.credentials)
+        secrets: dict[str, str | Secret] = {**self.credentials, **env_values(repository.states)}
+        self._pool.secret_logs.add(secrets)
         wired = run_states(
             self.driver,
             "netgent",
             list(repository.states),
             values,
-            self.credentials,
+            secrets,
             settings,
             order=order,
             record=workflow,

@@ -99,7 +99,7 @@ class CaptureLog:
         from ..capture import MODES
 
         counts = []
-        for kind in (*MODES, "qoe"):
+        for kind in (*MODES, "qoe", "webrtc"):
             files = [r for r in self.rows if r.get(kind)]
             if files:
                 size = sum(int(r.get(f"{kind}_bytes") or 0) for r in files)

@@ -27,15 +27,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from ..browser.actions import ActionFailed, Actions
+from ..browser.actions import MOVES, ActionFailed, Actions, RunTools
 from ..browser.guard import NavigationGuard
 from ..browser.page import Tick, evaluate, watch_requests
 from ..browser.session import START_PAGES, browser_gone, focus_tab, origin_of
-from ..browser.video import VideoSampler
 from ..browser.watchdog import Watchdog
 from ..errors import BrowserError, DriftContext, NetgentError, ReplayError
 from ..system.redaction import Redactor, Secret
 from ..workflow.automaton import Action, State
+from ..workflow.secrets import env_of
 from . import diagnosis
 from .position import DurationOver, Page, Position
 from .run import RunResult, RunSettings, TimelineEvent, check_host, host_allowed, substitute
@@ -128,9 +128,9 @@ class Engine:
         self._last_state = ""
         self._url = ""
         self._fresh = True  # no real page loaded yet: start-page checks hold on any
-        self.sampler = VideoSampler(
-            driver, time.time(), self.redact, settings.output_dir or Path.cwd()
-        )
+        output = settings.output_dir or Path.cwd()
+        self.tools = RunTools.start(driver, self.redact, output, env_of(secrets))
+        self.sampler, self.webrtc = self.tools.sampler, self.tools.webrtc
         self.watchdog = Watchdog(driver)
         self._watched: set[str] = set()
         """Documents whose tab was told to watch its requests in this run."""
@@ -219,8 +219,9 @@ class Engine:
     def run(self) -> RunResult:
         """Run to an end state or a failure; the result's ``error`` says which."""
         self._t0 = time.monotonic()
-        self.sampler.started = time.time()  # sample times count from the run's start
+        self.sampler.started = self.webrtc.started = time.time()  # samples count from here
         self.result.qoe = self.sampler.samples
+        self.result.webrtc = self.webrtc.samples
         self.result.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._event("start", detail=self.workflow)
         dead = False
@@ -268,6 +269,8 @@ class Engine:
         # a page that is gone (a navigation, an alert) takes its last samples with it
         with contextlib.suppress(Exception):  # a page that is gone took its last samples with it
             self.sampler.close()
+        with contextlib.suppress(Exception):  # so did a tab closed before the end
+            self.webrtc.close()
 
     def _fail(self, error: NetgentError, detail: str) -> None:
         self.result.error = error
@@ -341,6 +344,8 @@ class Engine:
         self.result.ticks += 1
         if tick.qoe:
             self.sampler.collect(tick.qoe)
+        if tick.rtc:
+            self.webrtc.collect(tick.rtc)
         if not tick.ok:
             self._recover(tick)
             return None
@@ -382,7 +387,7 @@ class Engine:
                 return True
             raise self._drift(fault[1], cause=fault[0])
         self._advances(at, index, page)
-        self._last_state = self.sampler.state = state.name
+        self._last_state = self.sampler.state = self.webrtc.state = state.name
         self._event("state", state=state.name, url=tick.href)
         try:
             self.run_actions(state, at.actions_deadline)
@@ -481,9 +486,7 @@ class Engine:
             raise self._drift(
                 f"workflow timeout ({self.settings.timeout:g}s) during state {state!r}"
             )
-        actions = Actions(
-            self.driver, self.settings.state_timeout, self.check_navigation, deadline, self.sampler
-        )
+        actions = self._actions(deadline)
         actions.cancel = self.settings.cancel
         self._event("action", state=state, action=action.describe())
         doing = f"state {state!r} ran action {number} ({action.describe()})"
@@ -497,14 +500,19 @@ class Engine:
                 f"{self.redact(str(exc))}",
                 unloaded=exc.unloaded,
             ) from None
-        if action.type in ("navigate", "go_back", "switch_tab", "click"):
+        if action.type in MOVES:
             url = self._current_url()
             if url:
                 self._see_url(url)
 
+    def _actions(self, deadline: float) -> Actions:
+        return Actions(
+            self.driver, self.settings.state_timeout, self.check_navigation, deadline, self.tools
+        )
+
     def _navigate(self, url: str) -> None:
         deadline = self._t0 + self.settings.timeout
-        actions = Actions(self.driver, self.settings.state_timeout, self.check_navigation, deadline)
+        actions = self._actions(deadline)
         self._event("action", action=f"navigate {self.redact(url)!r}", detail="start_url")
         try:
             with self._bounded(deadline - time.monotonic() + 1.0, "the start_url loaded"):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..browser.video import QoeSample
+from ..browser.webrtc import WebrtcSample
 from ..errors import NavigationError, NetgentError, RunStopped
 from ..system import progress
 from ..system.redaction import Secret
@@ -64,6 +65,8 @@ class RunResult:
     """What record mode synthesised, healed and wrote (``None`` in plain replay)."""
     qoe: list[QoeSample] = field(default_factory=list)
     """Video quality samples of ``start_video_sampling`` (see :mod:`..browser.video`)."""
+    webrtc: list[WebrtcSample] = field(default_factory=list)
+    """WebRTC samples of ``start_webrtc_tracking`` (see :mod:`..browser.webrtc`)."""
 
     @property
     def states_visited(self) -> list[str]:

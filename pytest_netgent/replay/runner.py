@@ -29,7 +29,7 @@ from ..synthesis import Synthesiser
 from ..system.redaction import Secret
 from ..workflow import store
 from ..workflow.automaton import Automaton, State
-from ..workflow.secrets import resolve_secrets
+from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
 from .recorder import StatesProposed, save
@@ -134,7 +134,7 @@ class NetgentBrowser:
         cache_file = store.cache_path(loaded.path, spec.name)
         plan = _plan(spec, cache_file, record_mode, states, heal)
         window = self.window_for(spec, plan.automaton)
-        secrets = resolve_secrets(loaded)
+        secrets = {**resolve_secrets(loaded), **env_values(plan.replay)}
         self.secrets.update(secrets)
         self._pool.secret_logs.add(secrets)
         values = self._values(loaded, plan.replay, params, base_url)

@@ -61,6 +61,19 @@ ActionType = Literal[
     "start_stats_logging",
     "stop_stats_logging",
     "terminate",
+    "remember_tab",
+    "store_current_url",
+    "open_stored_url",
+    "click_first_text",
+    "click_accessible_name",
+    "wait_for_element",
+    "wait_for_text",
+    "start_webrtc_tracking",
+    "collect_webrtc_metrics",
+    "set_env_value",
+    "click_first",
+    "click_text_env",
+    "play_video",
 ]
 """Every action type a state may use: the one list, which the message models
 (:mod:`.messages`) and the action registry (``browser/actions.py``) follow."""
@@ -76,17 +89,32 @@ ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "move": ((), (*_TARGET, *_POINT, "percentage")),
     "select": (("by", "selector"), ("text", "value", "index")),
     "wait": (("seconds",), ()),
-    "switch_tab": ((), ("index", "url", "title")),
+    "switch_tab": ((), ("index", "url", "title", "name")),
     "go_back": ((), ()),
     "start_video_sampling": ((), ("interval",)),
     "stop_video_sampling": ((), ()),
     "start_stats_logging": ((), ("out_path", "interval")),
     "stop_stats_logging": ((), ()),
     "terminate": ((), ("reason",)),
+    "remember_tab": (("name",), ()),
+    "store_current_url": (("name",), ("strip_query",)),
+    "open_stored_url": (("name",), ("suffix", "tab_name")),
+    "click_first_text": (("texts",), ("timeout",)),
+    "click_accessible_name": (("names",), ("timeout",)),
+    "wait_for_element": (("selector",), ("visible", "timeout")),
+    "wait_for_text": (("text",), ("visible", "timeout")),
+    "start_webrtc_tracking": ((), ()),
+    "collect_webrtc_metrics": (("out_path",), ()),
+    "set_env_value": (("env_var", "selectors"), ("timeout",)),
+    "click_first": (("selectors",), ("timeout",)),
+    "click_text_env": (("env_var",), ("timeout",)),
+    "play_video": ((), ("selector", "timeout")),
 }
 """Each action type's ``(required, optional)`` parameters: the action registry
 (``browser/actions.py``), with NetGent's action and parameter names (``move``,
-``terminate``, ``start_stats_logging``, ``pixels``, ``percentage``, ``x``/``y``)."""
+``terminate``, ``start_stats_logging``, ``pixels``, ``percentage``, ``x``/``y``), and
+NetGent's newer ones (tabs by name, stored addresses, clicks by text or accessible name,
+waits, WebRTC metrics, environment values, ``play_video``)."""
 
 ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
 """Every action type a state may use, as a tuple."""
@@ -97,6 +125,9 @@ CHECK_TYPES = tuple(CHECK_PARAMS)
 
 _LOCATED = {"click", "scroll_to", "hover", "move"}
 """Actions that need an element (``by``/``selector``) or a point (``x``/``y``)."""
+
+CSS_ONLY = {"wait_for_element", "play_video"}
+"""Actions whose ``selector`` is always CSS (NetGent's): no ``by`` goes with it."""
 
 
 def _close(name: str, allowed: Iterable[str]) -> str:
@@ -218,7 +249,7 @@ class Action(BaseModel):
         p = self.params
         if self.type in _LOCATED and "selector" not in p and not ("x" in p and "y" in p):
             raise ValueError(f"{self.type} action needs 'by' and 'selector' (or 'x' and 'y')")
-        if "selector" in p and "by" not in p:
+        if "selector" in p and "by" not in p and self.type not in CSS_ONLY:
             raise ValueError(f"{self.type} action needs 'by' with 'selector'")
         return self
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..errors import SecretError, display_path
-from ..system.redaction import Secret
+from ..system.redaction import Secret, revealed
 
 if TYPE_CHECKING:
+    from .automaton import State
     from .spec import LoadedWorkflow
 
 
@@ -41,3 +42,30 @@ def resolve_secrets(
             "browser and never stored)"
         )
     return values
+
+
+ENV_ACTIONS = ("set_env_value", "click_text_env")
+"""Actions that use an environment variable's value (NetGent's), named by ``env_var``."""
+
+
+def env_values(
+    states: Iterable[State], environ: Mapping[str, str] | None = None
+) -> dict[str, Secret]:
+    """``{"$NAME": value}`` for every environment variable that an action of ``states``
+    uses (``set_env_value``, ``click_text_env``) and that is set: read before the run so
+    that, like a secret, the value is kept out of every report, log and capture. One
+    that is unset fails the action that needs it, naming its state."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Secret] = {}
+    for state in states:
+        for action in state.actions:
+            if action.type in ENV_ACTIONS:
+                name = str(action.params.get("env_var", ""))
+                if env.get(name):
+                    values[f"${name}"] = Secret(f"${name}", env[name])
+    return values
+
+
+def env_of(secrets: Mapping[str, str | Secret]) -> dict[str, str]:
+    """The environment values among ``secrets`` (:func:`env_values`), by variable name."""
+    return {name[1:]: revealed(v) for name, v in secrets.items() if name.startswith("$")}

@@ -1,0 +1,222 @@
+"""WebRTC quality metrics behind NetGent's ``start_webrtc_tracking`` and
+``collect_webrtc_metrics`` actions.
+
+``start_webrtc_tracking`` wraps the page's ``RTCPeerConnection`` before the page's own
+scripts run (in the current page and every page loaded after it, in this tab and in
+tabs the run opens) and samples every connection's ``getStats()`` once a second, one
+sample per RTP stream: bitrate, frames per second, resolution, jitter, packets lost and
+round-trip time. Each engine tick takes the samples waiting in the page, as it does the
+video sampler's; they land in the item's ``webrtc.jsonl`` beside ``qoe.jsonl``, with
+the same ``time``, ``elapsed``, ``state`` and ``page`` as every other sample.
+``collect_webrtc_metrics`` writes NetGent's one-off summary of the meeting's tabs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .page import script
+from .session import browser_gone, cdp
+from .tabs import TabMemory
+from .video import OutputPathError, output_path
+from .waits import ActionFailed, Waits
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+WebrtcSample = dict[str, Any]
+"""One sample of one RTP stream: ``time`` (ISO 8601 UTC), ``elapsed`` (seconds since the
+run started), ``state``, ``page``, ``connection`` (its number on the page),
+``connection_state``, ``direction`` (inbound or outbound), ``kind`` (audio or video),
+``ssrc``, ``track``, ``bytes``, ``packets``, ``bitrate_bps`` (over the last second),
+``packets_lost``, ``jitter`` and ``rtt`` (seconds; of the remote's report for an
+outbound stream), ``frames``, ``frames_per_second``, ``width`` and ``height``."""
+
+INTERVAL_S = 1.0
+"""Seconds between two samples of a connection."""
+
+TAKE = "return window.__netgentRtc ? window.__netgentRtc.take() : [];"
+
+_TOTALS = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const totals = {connection_count: 0, bytes_received: 0, bytes_sent: 0,
+    packets_received: 0, packets_sent: 0, packets_lost: 0, frames_decoded: 0,
+    frames_encoded: 0, jitter_seconds_max: 0, connection_states: []};
+  const connections = window.__netgentPeerConnections || [];
+  totals.connection_count = connections.length;
+  const n = (v) => Number(v || 0);
+  for (const connection of connections) {
+    totals.connection_states.push(connection.connectionState);
+    const report = await connection.getStats();
+    report.forEach((s) => {
+      if (s.type === "inbound-rtp") {
+        totals.bytes_received += n(s.bytesReceived);
+        totals.packets_received += n(s.packetsReceived);
+        totals.packets_lost += n(s.packetsLost);
+        totals.frames_decoded += n(s.framesDecoded);
+        totals.jitter_seconds_max = Math.max(totals.jitter_seconds_max, n(s.jitter));
+      } else if (s.type === "outbound-rtp") {
+        totals.bytes_sent += n(s.bytesSent);
+        totals.packets_sent += n(s.packetsSent);
+        totals.frames_encoded += n(s.framesEncoded);
+      }
+    });
+  }
+  const resources = performance.getEntriesByType("resource");
+  done({url: location.href, title: document.title, resources: {count: resources.length,
+    transfer_bytes: resources.reduce((t, r) => t + n(r.transferSize), 0),
+    decoded_body_bytes: resources.reduce((t, r) => t + n(r.decodedBodySize), 0)},
+    webrtc: totals});
+})().catch((error) => done({url: location.href, error: String(error)}));
+"""
+
+
+@cache
+def tracker_source() -> str:
+    """The in-page tracker and sampler."""
+    return script("webrtc.js").replace("(INTERVAL)", f"({round(INTERVAL_S * 1000)})")
+
+
+class WebrtcMeter:
+    """The WebRTC samples of one run (:attr:`samples`), from every tab it tracks."""
+
+    def __init__(
+        self,
+        driver: WebDriver,
+        started: float,
+        redact: Callable[[str], str] = str,
+        output_dir: Path | None = None,
+    ) -> None:
+        self.driver = driver
+        self.started = started
+        """Wall-clock time (seconds since the epoch) the run started."""
+        self.redact = redact
+        self.output_dir = output_dir or Path.cwd()
+        self.samples: list[WebrtcSample] = []
+        self.state = ""
+        """The state running now: samples taken are attributed to it."""
+        self.tabs: set[str] = set()
+        """The tabs (window handles) whose pages are tracked."""
+
+    @property
+    def active(self) -> bool:
+        """Whether ``start_webrtc_tracking`` ran."""
+        return bool(self.tabs)
+
+    def start(self) -> None:
+        """Track the current tab: its page now and every page it loads."""
+        handle = self.driver.current_window_handle
+        if handle in self.tabs:
+            return
+        source = tracker_source()
+        cdp(self.driver, "Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        self.driver.execute_script(source)
+        self.tabs.add(handle)
+
+    def follow(self) -> None:
+        """A tab the run opened is current: track it too, once tracking is on."""
+        if self.active:
+            self.start()
+
+    def collect(self, raw: Any) -> None:
+        """Keep the samples ``raw`` taken from a page."""
+        if not isinstance(raw, list):
+            return
+        for entry in raw:
+            if not isinstance(entry, dict) or "t" not in entry:
+                continue
+            at = float(entry.pop("t")) / 1000.0
+            sample: WebrtcSample = {
+                "time": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds"),
+                "elapsed": round(at - self.started, 3),
+                "state": self.state,
+                "page": self.redact(str(entry.pop("page", ""))),
+            }
+            sample.update(entry)
+            self.samples.append(sample)
+
+    def poll(self) -> None:
+        """Take the samples waiting in the current page (long waits call it)."""
+        if self.active:
+            self.collect(self.driver.execute_script(TAKE))
+
+    def close(self) -> None:
+        """The run ended: take what every tracked tab still holds, in time order."""
+        if not self.active:
+            return
+        self._each_tab(lambda: self.collect(self.driver.execute_script(TAKE)), self.tabs)
+        self.samples.sort(key=lambda s: s["time"])
+
+    def summary(self, meeting_url: str) -> dict[str, Any]:
+        """NetGent's ``collect_webrtc_metrics`` document: for each tab on the meeting's
+        page (same host and path as ``meeting_url``), its resource and RTP totals."""
+        want = urlsplit(meeting_url)
+        pages: list[dict[str, Any]] = []
+
+        def one() -> None:
+            here = urlsplit(self.driver.current_url)
+            if (here.hostname, here.path) == (want.hostname, want.path):
+                pages.append(self.driver.execute_async_script(_TOTALS))
+
+        self._each_tab(one, self.driver.window_handles)
+        text = self.redact(json.dumps(pages))  # a meeting's address may carry its token
+        return {"page_count": len(pages), "pages": json.loads(text)}
+
+    def _each_tab(self, do: Callable[[], None], handles: Any) -> None:
+        from selenium.common.exceptions import WebDriverException
+
+        current = self.driver.current_window_handle
+        try:
+            for handle in list(handles):
+                try:
+                    self.driver.switch_to.window(handle)
+                    do()
+                except WebDriverException as exc:
+                    if browser_gone(exc):
+                        raise
+                    # a tab closed meanwhile has nothing more to give
+        finally:
+            with contextlib.suppress(WebDriverException):  # the run's own tab may be gone
+                self.driver.switch_to.window(current)
+
+
+class WebrtcActions(Waits):
+    """``start_webrtc_tracking`` and ``collect_webrtc_metrics``."""
+
+    webrtc: WebrtcMeter | None
+    memory: TabMemory
+
+    def _meter(self, action: str) -> WebrtcMeter:
+        if self.webrtc is None:
+            raise ActionFailed(f"{action} needs a workflow run (no WebRTC meter here)")
+        return self.webrtc
+
+    def start_webrtc_tracking(self, params: dict[str, Any]) -> None:
+        """Track the peer connections of this tab's pages from now on (and of the tabs
+        ``open_stored_url`` opens), sampled once a second into ``webrtc.jsonl``."""
+        self._meter("start_webrtc_tracking").start()
+
+    def collect_webrtc_metrics(self, params: dict[str, Any]) -> None:
+        """Write ``out_path`` (in the run's output folder): for each tab on the meeting
+        (the address stored as ``meeting_url``, else the current page's), its peer
+        connections' byte, packet and frame totals and its resources."""
+        meter = self._meter("collect_webrtc_metrics")
+        meeting = self.memory.urls.get("meeting_url") or str(self.driver.current_url)
+        try:
+            path = output_path(str(params["out_path"]), meter.output_dir)
+        except OutputPathError as exc:
+            raise ActionFailed(f"collect_webrtc_metrics: {exc}") from None
+        document = meter.summary(meeting)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise ActionFailed(f"collect_webrtc_metrics: cannot write {path}: {exc}") from None
