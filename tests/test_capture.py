@@ -35,7 +35,7 @@ PASSWORDS = ("netgent-pass", "chirp-pass")  # the example accounts' secrets (roo
 CATEGORIES = {
     "video_on_demand": 3,
     "live_video": 3,
-    "video_call": 2,
+    "video_call": 3,
     "social_media": 6,
     "scraping": 12,
 }
@@ -102,9 +102,9 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Run:
 @needs_pcap
 def test_every_item_leaves_non_empty_captures_a_manifest_and_labels(captured: Run) -> None:
     assert captured.returncode == 0, captured.output
-    assert "28 passed" in captured.output  # 26 workflow items and 2 scenarios
+    assert "29 passed" in captured.output  # 27 workflow items and 2 scenarios
     assert "netgent capture: pcap, har, netlog ->" in captured.output
-    assert len(captured.rows) == 26
+    assert len(captured.rows) == 27
     assert {r["worker"] for r in captured.rows} == {"gw0", "gw1"}
     assert collections.Counter(r["category"] for r in captured.rows) == CATEGORIES
     for row in captured.rows:
@@ -118,6 +118,8 @@ def test_every_item_leaves_non_empty_captures_a_manifest_and_labels(captured: Ru
         item = json.loads((captured.root / row["folder"] / "item.json").read_text())
         assert item["item"] == row["item"] and item["outcome"] == "passed"
         assert item["netlog_bytes"] == row["netlog_bytes"]  # written after the item ended
+    call = captured.row("call-quality")  # WebRTC samples beside the pcap
+    assert int(call["webrtc_bytes"]) > 0 and (captured.root / call["webrtc"]).is_file()
     params = json.loads(captured.row("watch-title[540p]")["parameters"])
     assert params == {"quality": "540p"}
     labels = read_csv(captured.root / "labels.csv")

@@ -34,6 +34,7 @@ from .words import (
     templatise,
     unquote,
     video_sampling,
+    webrtc_tracking,
     with_base,
 )
 
@@ -85,6 +86,8 @@ class BuiltinSynthesiser:
             return [stats]
         if sampling := video_sampling(low):
             return [sampling]
+        if webrtc := webrtc_tracking(text):
+            return [webrtc]
         if m := re.fullmatch(rf"press(?: the)? ({KEY_NAMES}|\S)(?: key)?(?: in (.+))?", low):
             params: dict[str, object] = {"key": key_name(m[1])}
             if m[2]:

@@ -270,6 +270,30 @@ def stats_logging(text: str) -> Action | None:
     return Action(type="start_stats_logging", params=params)
 
 
+_WEBRTC_START = re.compile(
+    r"(?:start |begin )?(?:tracking|track|measuring|measure|sampling|sample|monitoring|monitor) "
+    r"(?:the )?(?:webrtc|peer connections?|call)(?: (?:quality|metrics|stats|statistics|"
+    r"connections?))?\.?",
+    re.I,
+)
+_WEBRTC_COLLECT = re.compile(
+    r"(?:collect|write|save|store|dump) (?:the )?webrtc (?:metrics|stats|statistics|totals)"
+    r" (?:to|into|in) (?:the file )?['\"]?(?P<path>[^\s'\"]+?)['\"]?\.?",
+    re.I,
+)
+
+
+def webrtc_tracking(text: str) -> Action | None:
+    """NetGent's WebRTC actions: 'Start tracking WebRTC quality', 'Write the WebRTC
+    metrics to meeting.json'."""
+    text = text.strip()
+    if _WEBRTC_START.fullmatch(text):
+        return Action(type="start_webrtc_tracking", params={})
+    if m := _WEBRTC_COLLECT.fullmatch(text):
+        return Action(type="collect_webrtc_metrics", params={"out_path": m["path"]})
+    return None
+
+
 def video_sampling(text: str) -> Action | None:
     """The sampler actions: 'Start sampling video quality every 0.5 seconds', 'Stop the
     video sampler'."""

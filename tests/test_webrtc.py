@@ -1,0 +1,119 @@
+"""WebRTC quality metrics (``start_webrtc_tracking``, ``collect_webrtc_metrics``) of the
+video-call example: a sample per stream every second, aligned with the timeline, and a
+shaped network that shows in them."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_netgent import NetgentBrowser
+from pytest_netgent.plugin.shaping import unavailable
+from pytest_netgent.workflow.automaton import parse_automaton
+
+from .helpers import QUIET, Project, read_rows
+
+EXAMPLE = Path(__file__).parent.parent / "example_suites" / "call" / "quality.netgent.yaml"
+CACHE = EXAMPLE.parent / "__netgent__" / "quality" / "call-quality.json"
+ROOT = Path(__file__).parent.parent
+
+
+def test_a_call_is_sampled_every_second_per_stream_and_summed_up(
+    netgent_browser: NetgentBrowser, tmp_path: Path
+) -> None:
+    result = netgent_browser.run(EXAMPLE, artifacts=tmp_path)
+    streams: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for sample in result.webrtc:
+        streams[(sample["direction"], sample["kind"])].append(sample)
+    assert set(streams) == {(d, k) for d in ("inbound", "outbound") for k in ("audio", "video")}
+    for (direction, kind), samples in streams.items():
+        gaps = [b["elapsed"] - a["elapsed"] for a, b in itertools.pairwise(samples)]
+        assert len(samples) >= 5 and 0.8 <= statistics.median(gaps) <= 1.2, gaps
+        later = samples[1:]  # the first has no earlier sample to make a rate from
+        assert all(s["bitrate_bps"] > 0 for s in later), (direction, kind, later)
+        assert all(s["state"] == "In call" and "/meet/room" in s["page"] for s in samples)
+        assert any(s["rtt"] is not None for s in samples)
+        if kind == "video":
+            assert all(s["width"] > 0 and s["height"] > 0 for s in later), later
+            assert statistics.median(s["frames_per_second"] for s in later) >= 10
+    # aligned with the timeline: the samples fall between the state's start and the end
+    started = next(e.elapsed for e in result.timeline if e.state == "In call")
+    assert all(started - 1.5 <= s["elapsed"] <= result.duration + 0.5 for s in result.webrtc)
+    summary = json.loads((tmp_path / "meeting.json").read_text("utf-8"))
+    assert summary["page_count"] == 1
+    (page,) = summary["pages"]
+    assert "/meet/room" in page["url"]
+    totals = page["webrtc"]
+    assert totals["connection_count"] == 1 and totals["connection_states"] == ["connected"]
+    assert totals["bytes_received"] > 10_000 and totals["bytes_sent"] > 10_000
+    assert totals["frames_decoded"] > 0 and totals["frames_encoded"] > 0
+
+
+CONFTEST = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import pytest
+from fixtures import serve
+
+@pytest.fixture(scope="session")
+def base_url():
+    # served in the session's own network namespace, so the call's UDP is shaped too
+    with serve() as server:
+        yield server.url
+"""
+
+
+def _inbound_bitrates(samples: list[dict[str, Any]]) -> list[float]:
+    """The call's received bitrate in each second: its inbound streams' sum."""
+    per_second: dict[str, float] = defaultdict(float)
+    for s in samples:
+        if s["direction"] == "inbound" and s["bitrate_bps"] is not None:
+            per_second[s["time"]] += s["bitrate_bps"]
+    return list(per_second.values())
+
+
+@pytest.mark.skipif(bool(unavailable("")), reason=unavailable(""))
+def test_a_shaped_call_shows_a_lower_bitrate_and_a_longer_round_trip(
+    project: Project, tmp_path: Path
+) -> None:
+    project.pytester.makeconftest(CONFTEST)
+    project.pytester.makeini(  # the call's camera, microphone and loopback ICE (pyproject.toml)
+        "[pytest]\nnetgent_state_timeout = 10\nnetgent_browser_args =\n"
+        "    --use-fake-device-for-media-stream\n    --use-fake-ui-for-media-stream\n"
+        "    --allow-loopback-in-peer-connection\n"
+    )
+    text = EXAMPLE.read_text("utf-8").replace(
+        "vars: {me: Ada, seconds: 8}",
+        'vars: {me: Ada, seconds: 8}\nnetwork: "{net}"\nparametrize:\n'
+        '  net: [none, "rate=64kbit,delay=100ms"]',
+    )
+    file = project.workflow("quality", text)
+    automaton = parse_automaton(json.loads(CACHE.read_text("utf-8")))
+    project.states(file, "call-quality", {s.name: (s.checks, s.actions) for s in automaton.states})
+    root = tmp_path / "artifacts"
+    result = project.pytester.runpytest_subprocess(
+        *QUIET, "-n", "0", "--netgent-capture=pcap", f"--netgent-artifacts={root}"
+    )
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    samples = {}
+    for row in read_rows(root / "manifest.csv"):
+        net = json.loads(row["parameters"])["net"]
+        lines = (root / row["webrtc"]).read_text("utf-8").splitlines()
+        samples[net] = [json.loads(line) for line in lines]
+    plain, shaped = samples["none"], samples["rate=64kbit,delay=100ms"]
+    # 64 kbit/s down holds less than the call sends (its audio alone is about 120 kbit/s)
+    shaped_rate = statistics.median(_inbound_bitrates(shaped))
+    assert shaped_rate <= 64_000 < statistics.median(_inbound_bitrates(plain)), (shaped, plain)
+    # both 100 ms delays are in every round trip; a queue at 64 kbit/s adds more
+    shaped_rtt = [s["rtt"] for s in shaped if s["rtt"] is not None]
+    plain_rtt = [s["rtt"] for s in plain if s["rtt"] is not None]
+    assert shaped_rtt and min(shaped_rtt) >= 0.19, shaped_rtt
+    assert statistics.median(plain_rtt) < statistics.median(shaped_rtt)
+    lost = max((s["packets_lost"] or 0) for s in shaped if s["direction"] == "inbound")
+    assert lost > 0  # the bottleneck's full queue drops
