@@ -228,3 +228,34 @@ def test_convert_describes_the_newer_actions_in_words(tmp_path: Path) -> None:
                   "Open the stored URL 'watch'?profile=Guest in a new tab",
                   "Switch to the tab 'first'"):  # fmt: skip
         assert words in written, written
+
+
+def test_a_model_may_play_a_video_it_points_at() -> None:
+    """play_video's selector is CSS by definition: the element's locator comes without
+    'by', and an element with no CSS locator is refused."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from pytest_netgent.synthesis import Context, Unresolved
+    from pytest_netgent.synthesis.llm import LLMSynthesiser
+    from pytest_netgent.synthesis.observation import Observation, ObservedElement
+    from pytest_netgent.workflow.messages import ActionOutput
+
+    synth = LLMSynthesiser(FakeListChatModel(responses=["{}"]))
+    video = {
+        "mmid": 1,
+        "tag": "video",
+        "selectors": [{"by": "css selector", "selector": "#player", "stable": True}],
+    }
+    link = {
+        "mmid": 2,
+        "tag": "a",
+        "selectors": [{"by": "link text", "selector": "Play", "stable": True}],
+    }
+    page = Observation(
+        url="http://127.0.0.1:8000/hub/watch", title="Watch",
+        elements=[ObservedElement.model_validate(video), ObservedElement.model_validate(link)],
+    )  # fmt: skip
+    chosen = ActionOutput(action="play_video", mmid=1, reasoning="start it")
+    assert synth._to_action(Context(workflow="w"), page, chosen).params == {"selector": "#player"}
+    with pytest.raises(Unresolved, match="element 2 has no CSS selector"):
+        synth._to_action(Context(workflow="w"), page, chosen.model_copy(update={"mmid": 2}))

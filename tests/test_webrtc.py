@@ -18,10 +18,10 @@ from pytest_netgent.plugin.shaping import unavailable
 from pytest_netgent.workflow.automaton import parse_automaton
 
 from .helpers import QUIET, Project, read_rows
+from .test_scenario import CONFTEST  # the sites served in the session's network namespace
 
 EXAMPLE = Path(__file__).parent.parent / "example_suites" / "call" / "quality.netgent.yaml"
 CACHE = EXAMPLE.parent / "__netgent__" / "quality" / "call-quality.json"
-ROOT = Path(__file__).parent.parent
 
 
 def test_a_call_is_sampled_every_second_per_stream_and_summed_up(
@@ -53,20 +53,6 @@ def test_a_call_is_sampled_every_second_per_stream_and_summed_up(
     assert totals["connection_count"] == 1 and totals["connection_states"] == ["connected"]
     assert totals["bytes_received"] > 10_000 and totals["bytes_sent"] > 10_000
     assert totals["frames_decoded"] > 0 and totals["frames_encoded"] > 0
-
-
-CONFTEST = f"""
-import sys
-sys.path.insert(0, {str(ROOT)!r})
-import pytest
-from fixtures import serve
-
-@pytest.fixture(scope="session")
-def base_url():
-    # served in the session's own network namespace, so the call's UDP is shaped too
-    with serve() as server:
-        yield server.url
-"""
 
 
 def _inbound_bitrates(samples: list[dict[str, Any]]) -> list[float]:

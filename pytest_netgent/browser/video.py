@@ -14,17 +14,17 @@ import contextlib
 import json
 import os
 from collections.abc import Callable
-from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .chain import Chain
+from .meter import Meter
 from .page import FAR_FRAMES, script
 from .session import browser_gone, cdp
 
 if TYPE_CHECKING:
-    from selenium.webdriver.remote.webdriver import WebDriver
+    pass
 
 QoeSample = dict[str, Any]
 """One sample of one video: ``time`` (ISO 8601 UTC), ``elapsed`` (seconds since the run
@@ -157,32 +157,16 @@ def sampler_source(interval: float) -> str:
     return _source().replace("(INTERVAL)", f"({max(50, round(interval * 1000))})")
 
 
-class VideoSampler:
+class VideoSampler(Meter):
     """Samples the videos of one run: :attr:`samples` holds what ``start_video_sampling``
     collected; :attr:`log` is the ``start_stats_logging`` file being written."""
 
-    def __init__(
-        self,
-        driver: WebDriver,
-        started: float,
-        redact: Callable[[str], str] = str,
-        output_dir: Path | None = None,
-    ) -> None:
-        self.driver = driver
-        self.started = started
-        """Wall-clock time (seconds since the epoch) the run started."""
-        self.redact = redact
-        self.output_dir = output_dir or Path.cwd()
-        """Where a relative ``out_path`` of the stats log is resolved."""
-        self.samples: list[QoeSample] = []
-        self.state = ""
-        """The state running now: samples taken are attributed to it."""
-        self.sampling = False
-        """Whether ``start_video_sampling`` is on (samples go to :attr:`samples`)."""
-        self.log: StatsLog | None = None
-        self.interval = 1.0
-        self._running = False
-        self._script: str | None = None
+    sampling = False
+    """Whether ``start_video_sampling`` is on (samples go to :attr:`samples`)."""
+    log: StatsLog | None = None
+    interval = 1.0
+    _running = False
+    _script: str | None = None
 
     @property
     def active(self) -> bool:
@@ -258,13 +242,7 @@ class VideoSampler:
             ticks.setdefault(entry["t"], []).append(entry)
             if not self.sampling or entry.get("video") is None:
                 continue
-            at = float(entry["t"]) / 1000.0
-            sample: QoeSample = {
-                "time": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds"),
-                "elapsed": round(at - self.started, 3),
-                "state": self.state,
-            }
-            sample["page"] = self.redact(str(entry.get("page", "")))
+            sample: QoeSample = self.envelope(entry)
             sample.update((k, entry[k]) for k in FIELDS if k in entry)
             self.samples.append(sample)
         if self.log is not None:

@@ -16,12 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from datetime import datetime, timezone
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .meter import Meter
 from .page import script
 from .session import browser_gone, cdp
 from .tabs import TabMemory
@@ -29,7 +28,7 @@ from .video import OutputPathError, output_path
 from .waits import ActionFailed, Waits
 
 if TYPE_CHECKING:
-    from selenium.webdriver.remote.webdriver import WebDriver
+    pass
 
 WebrtcSample = dict[str, Any]
 """One sample of one RTP stream: ``time`` (ISO 8601 UTC), ``elapsed`` (seconds since the
@@ -85,26 +84,11 @@ def tracker_source() -> str:
     return script("webrtc.js").replace("(INTERVAL)", f"({round(INTERVAL_S * 1000)})")
 
 
-class WebrtcMeter:
+class WebrtcMeter(Meter):
     """The WebRTC samples of one run (:attr:`samples`), from every tab it tracks."""
 
-    def __init__(
-        self,
-        driver: WebDriver,
-        started: float,
-        redact: Callable[[str], str] = str,
-        output_dir: Path | None = None,
-    ) -> None:
-        self.driver = driver
-        self.started = started
-        """Wall-clock time (seconds since the epoch) the run started."""
-        self.redact = redact
-        self.output_dir = output_dir or Path.cwd()
-        self.samples: list[WebrtcSample] = []
-        self.state = ""
-        """The state running now: samples taken are attributed to it."""
-        self.tabs: set[str] = set()
-        """The tabs (window handles) whose pages are tracked."""
+    tabs: frozenset[str] = frozenset()
+    """The tabs (window handles) whose pages are tracked."""
 
     @property
     def active(self) -> bool:
@@ -119,7 +103,7 @@ class WebrtcMeter:
         source = tracker_source()
         cdp(self.driver, "Page.addScriptToEvaluateOnNewDocument", {"source": source})
         self.driver.execute_script(source)
-        self.tabs.add(handle)
+        self.tabs = self.tabs | {handle}
 
     def follow(self) -> None:
         """A tab the run opened is current: track it too, once tracking is on."""
@@ -133,14 +117,8 @@ class WebrtcMeter:
         for entry in raw:
             if not isinstance(entry, dict) or "t" not in entry:
                 continue
-            at = float(entry.pop("t")) / 1000.0
-            sample: WebrtcSample = {
-                "time": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds"),
-                "elapsed": round(at - self.started, 3),
-                "state": self.state,
-                "page": self.redact(str(entry.pop("page", ""))),
-            }
-            sample.update(entry)
+            sample: WebrtcSample = self.envelope(entry)
+            sample.update((k, v) for k, v in entry.items() if k not in ("t", "page"))
             self.samples.append(sample)
 
     def poll(self) -> None:

@@ -294,7 +294,8 @@ def repository_yaml(name: str, states: Sequence[Any], source: Path) -> str:
     if hosts:
         doc["allowed_hosts"] = hosts
     texts = json.dumps([s.model_dump(mode="json") for s in states])
-    used = sorted(set(re.findall(r"%([A-Za-z_]\w*)%", texts)) - RESERVED_NAMES)
+    found = re.findall(r"%([A-Za-z_]\w*)%|\{\{\s*([A-Za-z_]\w*)\s*\}\}", texts)
+    used = sorted({a or b for a, b in found} - RESERVED_NAMES)
     if used:
         doc["vars"] = dict.fromkeys(used, "")
     if any(s.continuous for s in states) and not any(s.end_state for s in states):

@@ -141,28 +141,36 @@ class RunSettings:
 
 NETGENT_PLACEHOLDER = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%")
 """NetGent's own placeholder form, ``%name%``, as its executor fills variables."""
-_EITHER_PLACEHOLDER = re.compile(f"{PLACEHOLDER.pattern}|{NETGENT_PLACEHOLDER.pattern}")
+ENGINE_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+"""NetGent's newer engine's form, ``{{name}}``: a parameter that is nothing else keeps its
+value's type (a number, a list)."""
+_ANY_PLACEHOLDER = re.compile(
+    f"{ENGINE_PLACEHOLDER.pattern}|{PLACEHOLDER.pattern}|{NETGENT_PLACEHOLDER.pattern}"
+)
 
 
 def substitute(value: Any, values: Mapping[str, Any]) -> Any:
-    """Replace ``{name}`` (and NetGent's ``%name%``) placeholders in strings, recursively,
-    by ``values[name]``.
+    """Replace ``{name}`` (and NetGent's ``%name%`` and ``{{name}}``) placeholders in
+    strings, recursively, by ``values[name]``.
 
     Unknown names are left as they are, so braces in CSS or JavaScript and percent signs
     in URLs survive.
     """
     if isinstance(value, str):
+        whole = ENGINE_PLACEHOLDER.fullmatch(value.strip())
+        if whole and whole[1] in values and not isinstance(values[whole[1]], Secret):
+            return values[whole[1]]  # '{{seconds}}' alone: the number itself
 
         def fill(m: re.Match[str]) -> str:
-            name = m.group(1) or m.group(2)
+            name = m.group(1) or m.group(2) or m.group(3)
             if name not in values:
                 return m.group(0)
             value = values[name]
             return value.reveal() if isinstance(value, Secret) else str(value)
 
-        # both forms in one pass: a filled value is never read again, so a value that
+        # every form in one pass: a filled value is never read again, so a value that
         # holds '%user%' or '{user}' (a password, a query) is typed as it is
-        return _EITHER_PLACEHOLDER.sub(fill, value)
+        return _ANY_PLACEHOLDER.sub(fill, value)
     if isinstance(value, dict):
         return {k: substitute(v, values) for k, v in value.items()}
     if isinstance(value, list):

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import ModelError
-from ..workflow.automaton import Action, Check
+from ..workflow.automaton import CSS_ONLY, Action, Check
 from ..workflow.messages import ActionOutput, Toolcall, format_context
 from ..workflow.spec import StateSpec
 from . import Context, Unresolved, Usage
@@ -58,7 +58,7 @@ class TriggerChoice(BaseModel):
     reasoning: str = Field("", description="Why, in one sentence.")
 
 
-_ELEMENT_ACTIONS = {"click", "type", "select", "hover", "scroll_to"}
+_ELEMENT_ACTIONS = {"click", "type", "select", "hover", "scroll_to", "play_video"}
 
 
 @cache
@@ -295,6 +295,9 @@ class LLMSynthesiser:
             if el is None:
                 raise Unresolved(f"the model chose element {output.mmid}, which is not listed")
             params.update(locator(el))
+            by = params.pop("by") if output.action in CSS_ONLY else "css selector"
+            if by != "css selector":  # play_video's selector is CSS by definition
+                raise Unresolved(f"element {output.mmid} has no CSS selector")
             if el.box is not None and output.action == "click":
                 params.setdefault("x", el.box.x)  # kept only as a last resort
                 params.setdefault("y", el.box.y)

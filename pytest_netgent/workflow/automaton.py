@@ -146,7 +146,7 @@ def _number_or_placeholder(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     text = value.strip()
-    if re.fullmatch(r"\{\w+\}|%\w+%", text):
+    if re.fullmatch(r"\{\w+\}|%\w+%|\{\{\s*\w+\s*\}\}", text):
         return True  # filled at run time
     try:
         number = float(text)
