@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["MOVES", "ActionFailed", "Actions", "RunTools"]
 
 MOVES = frozenset(
-    {"navigate", "go_back", "switch_tab", "open_stored_url", "click", "click_first"}
+    {"navigate", "go_to_url", "go_back", "switch_tab", "open_stored_url", "click"}
+    | {"click_first"}
     | {"click_first_text", "click_accessible_name", "click_text_env"}
 )
 """Actions that may take the browser to another page: after them the engine looks at
@@ -113,6 +114,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
             "click_first": self.click_first,
             "click_text_env": self.click_text_env,
             "play_video": self.play_video,
+            "go_to_url": self.go_to_url,
         }
 
     def run(self, kind: str, params: dict[str, Any]) -> None:

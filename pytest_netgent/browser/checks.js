@@ -146,6 +146,9 @@ function evaluate() {
             ok = Boolean(fn());
             break;
           }
+          case "always_true":  // NetGent's newer engine: a state that applies anywhere
+            ok = true;
+            break;
           default:
             err = "unknown check type " + check.type;
         }

@@ -76,6 +76,15 @@ class TabActions(Waits):
                 with contextlib.suppress(WebDriverException):
                     self.driver.set_page_load_timeout(PAGE_LOAD_S)
 
+    def go_to_url(self, params: dict[str, Any]) -> None:
+        """NetGent's newer engine's navigation: open ``url``, in a new tab with
+        ``new_tab: true``."""
+        if flag(params.get("new_tab", False)):
+            self.check_url(str(params["url"]))  # before a tab opens for it
+            self.driver.switch_to.new_window("tab")
+            self.opened_tab()
+        self.navigate(params)
+
     def go_back(self, params: dict[str, Any]) -> None:
         """Go back one page in the tab's history."""
         self.driver.back()

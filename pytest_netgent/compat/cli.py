@@ -452,11 +452,9 @@ def _script(name: str, path: Path, folder: Path) -> bool:
 def _saved_variables(path_text: str) -> dict[str, str]:
     """The ``variables`` a NetGent result file (``-e ... -o``) was run with: defaults for
     replaying it again (``--variables`` and ``--var`` win)."""
-    data = read_json(path_text, "STATES")
-    saved = data.get("variables") if isinstance(data, dict) else None
-    if not isinstance(saved, dict):
-        return {}
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in saved.items()}
+    from ..workflow.netgent_formats import repository_variables
+
+    return repository_variables(read_json(path_text, "STATES"))
 
 
 def _output_dir(output: str | None) -> Path:

@@ -149,7 +149,7 @@ def workflow_yaml(
     return header + body, unset
 
 
-def _validate(tmp: Path, out: Path) -> None:
+def _validate(tmp: Path, out: Path, source: str = "the prompts file") -> None:
     from ..workflow.spec import BadDocument, load_workflows
 
     for doc in load_workflows(tmp):
@@ -157,8 +157,8 @@ def _validate(tmp: Path, out: Path) -> None:
             message = doc.error.message
             if "no state has 'end'" in message:
                 message = (
-                    "no state prompt has an end_state: give the state that finishes the "
-                    'workflow a non-empty "end_state" in the prompts file'
+                    "no state has an end_state: give the state that finishes the workflow "
+                    f'a non-empty "end_state" in {source}'
                 )
             raise BadInput(f"{out}: the converted workflow is not valid: {message}")
 
@@ -189,8 +189,9 @@ def convert_repositories(
         if not files:
             raise BadInput(f"{folder}: no NetGent state repository (*.json) in this folder")
     planned = []
+    sources: dict[Path, Path] = {}
     for path in files:
-        data = read_json(str(path), "STATES")
+        data = original = read_json(str(path), "STATES")
         if isinstance(data, dict) and "state_repository" in data:
             data = data["state_repository"]
         if data == []:
@@ -213,15 +214,16 @@ def convert_repositories(
         for target in (workflow_file, cache):
             if target.exists() and not args.force:
                 raise BadInput(f"{target} exists: pass --force to overwrite it, or -o elsewhere")
-        text = repository_yaml(args.name or stem, states, path)
+        text = repository_yaml(args.name or stem, states, path, original)
         planned.append((cached_text, workflow_file, cache, text, len(states)))
+        sources[workflow_file] = path
     temporaries = []
     try:  # every workflow file is checked before any file is written
         for _, workflow_file, _, text, _ in planned:
             tmp = workflow_file.with_name(workflow_file.name + ".tmp")
             temporaries.append(tmp)
             tmp.write_text(text, "utf-8")
-            _validate(tmp, workflow_file)
+            _validate(tmp, workflow_file, f"the repository {sources[workflow_file]}")
         for (cached_text, workflow_file, cache, _, count), tmp in zip(
             planned, temporaries, strict=True
         ):
@@ -264,21 +266,26 @@ def _unique_names(states: Sequence[Any]) -> list[Any]:
     return out
 
 
-def repository_yaml(name: str, states: Sequence[Any], source: Path) -> str:
+def repository_yaml(name: str, states: Sequence[Any], source: Path, data: Any = None) -> str:
     """The ``.netgent.yaml`` text of a NetGent state repository: each state's checks and
     actions in words, ``start_url`` from its first navigation, ``end`` where NetGent's
-    ``end_state`` is set and ``continuous`` where its config says so."""
+    ``end_state`` is set and ``continuous`` where its config says so. ``data`` is the
+    file as loaded: its ``variables`` (or ``parameters``) give the vars' values, a newer
+    workflow's ``specification`` its description."""
     import re
     from urllib.parse import urlsplit
 
     import yaml
 
     from ..browser.session import START_PAGES
+    from ..workflow.netgent_formats import repository_variables
     from ..workflow.spec import RESERVED_NAMES
 
     navigations = [str(a.params["url"]) for s in states for a in s.actions if a.type == "navigate"]
     doc: dict[str, Any] = {"name": name}
     doc["description"] = f"Replays the NetGent state repository {source.name}"
+    if isinstance(data, dict) and isinstance(data.get("specification"), str):
+        doc["description"] = " ".join(data["specification"].split())
     first = states[0] if states else None
     # The engine opens start_url before the first state; that is what a start-page state
     # that only navigates there does, so it may say so (else the state navigates itself).
@@ -297,7 +304,8 @@ def repository_yaml(name: str, states: Sequence[Any], source: Path) -> str:
     found = re.findall(r"%([A-Za-z_]\w*)%|\{\{\s*([A-Za-z_]\w*)\s*\}\}", texts)
     used = sorted({a or b for a, b in found} - RESERVED_NAMES)
     if used:
-        doc["vars"] = dict.fromkeys(used, "")
+        given = repository_variables(data)
+        doc["vars"] = {name: given.get(name, "") for name in used}
     if any(s.continuous for s in states) and not any(s.end_state for s in states):
         doc["duration"] = 60
     doc["states"] = []
@@ -338,6 +346,8 @@ def _check_words(check: Any) -> str:
         return f"'{p['text']}' is shown"
     if check.type == "title":
         return f"The page title contains '{p['title']}'"
+    if check.type == "always_true":
+        return "Always"
     return f"The script `{p['script']}` is true"
 
 
@@ -398,6 +408,9 @@ def _newer_action_words(p: dict[str, Any]) -> dict[str, Callable[[], str]]:
         "click_first": lambda: f"Click the first of {listed(p['selectors'])}",
         "click_text_env": lambda: f"Click the element reading the value of ${p['env_var']}",
         "play_video": lambda: f"Play the video '{p.get('selector') or 'video'}'",
+        "go_to_url": lambda: (
+            f"Navigate to {p['url']}" + (" in a new tab" if p.get("new_tab") else "")
+        ),
     }
     if "name" in p:
         words["switch_tab"] = lambda: f"Switch to the tab '{p['name']}'"

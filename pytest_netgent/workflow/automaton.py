@@ -15,6 +15,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .netgent_formats import legacy_action, legacy_check, repository_states
+
 FORMAT = 1
 """Version of the cache document written by this package."""
 
@@ -38,6 +40,7 @@ CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "text": (("text",), ("check_visibility", "timeout")),
     "title": (("title",), ("match",)),
     "script": (("script",), ()),
+    "always_true": ((), ()),
 }
 """Each check type's ``(required, optional)`` parameters; NetGent's names included
 (``check_visibility``, ``timeout``). The engine's meaning of each is in the README's
@@ -74,6 +77,7 @@ ActionType = Literal[
     "click_first",
     "click_text_env",
     "play_video",
+    "go_to_url",
 ]
 """Every action type a state may use: the one list, which the message models
 (:mod:`.messages`) and the action registry (``browser/actions.py``) follow."""
@@ -109,6 +113,7 @@ ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "click_first": (("selectors",), ("timeout",)),
     "click_text_env": (("env_var",), ("timeout",)),
     "play_video": ((), ("selector", "timeout")),
+    "go_to_url": (("url",), ("new_tab",)),
 }
 """Each action type's ``(required, optional)`` parameters: the action registry
 (``browser/actions.py``), with NetGent's action and parameter names (``move``,
@@ -232,6 +237,8 @@ class Check(BaseModel):
             return f"text contains {p['text']!r}"
         if self.type == "title":
             return f"title {p.get('match', 'contains')} {p['title']!r}"
+        if self.type == "always_true":
+            return "always true"
         return f"script {p['script']!r}"
 
 
@@ -275,52 +282,6 @@ CONTINUOUS = 1_000_000
 (bounded by the workflow's ``duration``, ``max_steps`` and ``timeout``)."""
 
 
-_LEGACY_CHECK = {"url": "url", "text": "text", "title": "title", "script": "script"}
-_LEGACY_ACTIONS = {"navigate_to": "navigate"}
-_LEGACY_PARAMS = {"scroll_amount": "pixels"}
-_LEGACY_DROPPED = {"button", "scroll_to", "fallback_x", "fallback_y", "fallback_width",
-                   "fallback_height"}  # fmt: skip
-
-
-def _legacy_check(check: Any) -> Any:
-    """NetGent's first repository format wrote a check as ``{"type", "value"}``."""
-    if not (isinstance(check, dict) and "value" in check and "params" not in check):
-        return check
-    kind = str(check.get("type", ""))
-    if kind == "element":
-        params = {"by": "css selector", "selector": check["value"]}
-    else:
-        params = {_LEGACY_CHECK.get(kind, kind): check["value"]}
-    return {"type": kind, "params": params}
-
-
-def _legacy_action(action: Any) -> Any:
-    """NetGent's first repository format wrote an action as a call,
-    ``"click(by='css selector', selector='...', percentage=0.5, fallback_x=...)"``: read
-    its literal keyword arguments (nothing is evaluated) under today's names. Its
-    ``fallback_*`` page coordinates are not screen points, so they are left out."""
-    if not isinstance(action, str):
-        return action
-    import ast
-
-    try:
-        call = ast.parse(action.strip(), mode="eval").body
-        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.args:
-            raise ValueError
-        params = {
-            kw.arg: ast.literal_eval(kw.value)
-            for kw in call.keywords
-            if kw.arg is not None and kw.arg not in _LEGACY_DROPPED
-        }
-    except (SyntaxError, ValueError):
-        raise ValueError(
-            f"action {action[:80]!r} is neither an action object ({{'type', 'params'}}) nor "
-            "a call with literal keyword arguments, as NetGent's first format wrote them"
-        ) from None
-    name = _LEGACY_ACTIONS.get(call.func.id, call.func.id)
-    return {"type": name, "params": {_LEGACY_PARAMS.get(k, k): v for k, v in params.items()}}
-
-
 class State(BaseModel):
     """A compiled state: checks that all hold when it applies, actions it performs.
 
@@ -331,7 +292,7 @@ class State(BaseModel):
     state's actions end with its list).
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="allow")  # NetGent's other keys (save_content), kept
 
     name: str
     description: str = ""
@@ -365,9 +326,9 @@ class State(BaseModel):
         if data.get("executed") is None:
             data.pop("executed", None)
         if isinstance(data.get("checks"), list):
-            data["checks"] = [_legacy_check(c) for c in data["checks"]]
+            data["checks"] = [legacy_check(c) for c in data["checks"]]
         if isinstance(data.get("actions"), list):
-            data["actions"] = [_legacy_action(a) for a in data["actions"]]
+            data["actions"] = [legacy_action(a) for a in data["actions"]]
         return data
 
     @property
@@ -401,6 +362,7 @@ class State(BaseModel):
         }
         if config:
             out["config"] = config
+        out.update((k, v) for k, v in (self.model_extra or {}).items() if k not in out)
         return out
 
 
@@ -431,17 +393,8 @@ class Automaton(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_repository(cls, data: Any) -> Any:
-        """A bare list is a NetGent state repository, and so is the ``state_repository``
-        of the result NetGent writes with ``-e -o``: take it as the states."""
-        if isinstance(data, list):
-            return {"states": data}
-        if (
-            isinstance(data, dict)
-            and "states" not in data
-            and isinstance(data.get("state_repository"), list)
-        ):
-            return {"states": data["state_repository"]}
-        return data
+        """Any of NetGent's file shapes (:mod:`.netgent_formats`): take its states."""
+        return repository_states(data)
 
     def state(self, name: str) -> State | None:
         """The cached state named ``name``, if any."""

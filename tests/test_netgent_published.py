@@ -1,0 +1,111 @@
+"""NetGent's published files (a committed sample, tests/netgent_published/): every shape
+loads as NetGent loads it, ``netgent convert`` makes each an item or refuses it saying
+why and what to do, and each start state fires on the fresh browser it was made for."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_netgent import NetgentBrowser
+from pytest_netgent.browser.page import evaluate
+from pytest_netgent.browser.session import START_PAGES
+from pytest_netgent.compat.cli import main
+from pytest_netgent.workflow.automaton import State, parse_automaton
+from pytest_netgent.workflow.netgent_formats import repository_variables
+
+SAMPLE = Path(__file__).parent / "netgent_published"
+FILES = sorted(SAMPLE.rglob("*.json"))
+REFUSED = {
+    "basic-example-workflow.json": 'no state has an end_state: give the state that finishes '
+    'the workflow a non-empty "end_state" in the repository',
+}  # fmt: skip
+
+
+def _id(path: Path) -> str:
+    return path.name.removesuffix(".json")
+
+
+def load(path: Path) -> Any:
+    return json.loads(path.read_text("utf-8"))
+
+
+def test_the_sample_holds_every_shape() -> None:
+    shapes = {
+        "list" if isinstance(d, list) else "dump" if "state_repository" in d else "workflow"
+        for d in map(load, FILES)
+    }
+    assert shapes == {"list", "dump", "workflow"} and len(FILES) == 13
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_each_published_file_loads_and_converts(
+    path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = load(path)
+    automaton = parse_automaton(data)
+    assert automaton.states
+    listed = data if isinstance(data, list) else data.get("state_repository", [])
+    for given, state in zip(listed, automaton.states, strict=False):
+        if isinstance(given, dict) and all(isinstance(a, dict) for a in given["actions"]):
+            assert set(given) <= set(state.to_netgent()), path  # save_content... kept
+    source = tmp_path / path.name
+    shutil.copy(path, source)
+    code = main(["convert", str(source), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    if path.name in REFUSED:
+        assert code == 2 and REFUSED[path.name] in err, err
+        assert f"{source}" in err  # names the file to fix
+        return
+    assert code == 0, err
+    (workflow,) = (tmp_path / "out").glob("*.netgent.yaml")
+    (cache,) = (tmp_path / "out" / "__netgent__").rglob("*.json")
+    assert [s.name for s in parse_automaton(load(cache)).states][:1] == [
+        automaton.states[0].name
+    ] or len({s.name for s in automaton.states}) < len(automaton.states)  # names made unique
+    text = workflow.read_text("utf-8")
+    for name, value in repository_variables(load(path)).items():
+        if f"%{name}%" in path.read_text("utf-8") or "{{" in path.read_text("utf-8"):
+            assert f"{name}:" in text, (name, text)  # the file's variables become vars
+            if value:
+                assert value in text
+
+
+def _start(states: list[State]) -> int | None:
+    """The state a fresh browser starts in: one whose checks all name a start page, that
+    has none, or that always holds."""
+    for index, state in enumerate(states):
+        kinds = {c.type for c in state.checks}
+        if not state.checks or kinds == {"always_true"}:
+            return index
+        if kinds == {"url"} and all(c.params["url"] in START_PAGES for c in state.checks):
+            return index
+    return None
+
+
+STARTED = [p for p in FILES if _start(parse_automaton(load(p)).states) is not None]
+
+
+def test_every_file_but_the_basic_example_has_a_start_state() -> None:
+    """Start states come first, or (NetGent's first format) anywhere in the list; the
+    basic example begins on google.com's page, a state NetGent reaches by its first
+    navigation, and is the one file refused above."""
+    assert [p.name for p in FILES if p not in STARTED] == ["basic-example-workflow.json"]
+
+
+@pytest.mark.parametrize("path", STARTED, ids=_id)
+def test_the_start_state_fires_on_a_fresh_browser(
+    netgent_browser: NetgentBrowser, path: Path
+) -> None:
+    states = parse_automaton(load(path)).states
+    payload = [{"checks": [c.model_dump() for c in s.checks], "hold": 0} for s in states]
+    driver = netgent_browser.driver
+    for blank in ("about:blank", "data:,"):
+        driver.get(blank)
+        tick = evaluate(driver, payload, None, 0, fresh=True)
+        assert not tick.error, tick.error
+        assert tick.matched and tick.matched[0] == _start(states), (blank, tick.matched)
