@@ -21,7 +21,7 @@ from pytest_netgent.workflow.netgent_formats import repository_variables
 SAMPLE = Path(__file__).parent / "netgent_published"
 FILES = sorted(SAMPLE.rglob("*.json"))
 REFUSED = {
-    "basic-example-workflow.json": 'no state has an end_state: give the state that finishes '
+    "basic-example-workflow.json": "no state has an end_state: give the state that finishes "
     'the workflow a non-empty "end_state" in the repository',
 }  # fmt: skip
 

@@ -156,8 +156,9 @@ def _validate(tmp: Path, out: Path, source: str = "the prompts file") -> None:
         if isinstance(doc, BadDocument):
             message = doc.error.message
             if "no state has 'end'" in message:
+                what = "state prompt" if source == "the prompts file" else "state"
                 message = (
-                    "no state has an end_state: give the state that finishes the workflow "
+                    f"no {what} has an end_state: give the state that finishes the workflow "
                     f'a non-empty "end_state" in {source}'
                 )
             raise BadInput(f"{out}: the converted workflow is not valid: {message}")
