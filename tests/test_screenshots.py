@@ -66,3 +66,44 @@ def test_no_screenshot_rather_than_one_with_the_secret(driver: WebDriver, tmp_pa
     driver.execute_script("window.NodeFilter = undefined")  # breaks the page's tree walk
     said = screenshot(driver, tmp_path, 0, Redactor({"query": SECRET}))
     assert said.startswith("(no screenshot: ") and not list(tmp_path.iterdir())
+
+
+def test_a_secret_typed_into_a_frame_of_another_site_is_masked_too(
+    driver: WebDriver, tmp_path: Path, base_url: str
+) -> None:
+    """The widget on /components/embed is served by the other host name, so Chromium runs
+    it in a process of its own, out of the page script's reach: the screenshot enters it."""
+    from pytest_netgent.browser.chain import Chain
+
+    def embed(text: str) -> None:
+        driver.get(f"{base_url}/components/embed")
+        chain = Chain(driver)
+        (field,) = chain.find("css selector", "iframe#widget >> #message")
+        field.send_keys(text)
+        driver.execute_script("document.activeElement.blur()")  # no caret in the picture
+        chain.leave()
+
+    embed("{query}")
+    expected = Path(screenshot(driver, tmp_path / "expected", 0)).read_bytes()
+    embed(SECRET)
+    unmasked = Path(screenshot(driver, tmp_path / "plain", 0)).read_bytes()
+    masked = Path(screenshot(driver, tmp_path / "masked", 0, Redactor({"query": SECRET})))
+    assert unmasked != expected
+    assert masked.read_bytes() == expected
+    chain = Chain(driver)
+    (field,) = chain.find("css selector", "iframe#widget >> #message")
+    assert field.get_property("value") == SECRET  # put back
+    chain.leave()
+
+
+def test_no_screenshot_when_a_frame_of_another_site_cannot_be_masked(
+    driver: WebDriver, tmp_path: Path, base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_netgent.browser.chain import Chain
+
+    driver.get(f"{base_url}/components/embed")
+    monkeypatch.setattr(Chain, "enter", lambda self, path: False)  # the frame went away
+    said = screenshot(driver, tmp_path, 0, Redactor({"query": SECRET}))
+    assert said == "(no screenshot: the frame '#widget' of another site cannot be masked)"
+    assert not list(tmp_path.iterdir())
+    assert driver.execute_script("return typeof window.__netgentShowSecrets") == "undefined"

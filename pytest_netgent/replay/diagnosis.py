@@ -7,8 +7,11 @@ decided in one place.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
+from ..browser.chain import Chain
+from ..browser.page import FAR_FRAMES, script
 from ..errors import CheckOutcome, StateOutcome
 
 if TYPE_CHECKING:
@@ -152,8 +155,9 @@ SCREENSHOTS = "failure-step*.png"
 _HIDE_SECRETS = """
 const [secrets] = arguments, undo = [];
 const hide = (text) => secrets.reduce((t, [value, name]) => t.split(value).join(`{${name}}`), text);
-const walk = (root) => {
-  const nodes = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+for (const scope of ngScopes(document)) {
+  const doc = scope.ownerDocument || scope;
+  const nodes = doc.createTreeWalker(scope, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
   for (let node = nodes.currentNode; node; node = nodes.nextNode()) {
     const key = node.nodeType === Node.TEXT_NODE ? "data"
       : ["INPUT", "TEXTAREA"].includes(node.tagName) ? "value" : null;
@@ -161,43 +165,73 @@ const walk = (root) => {
       undo.push([node, key, node[key]]);
       node[key] = hide(node[key]);
     }
-    if (node.shadowRoot) walk(node.shadowRoot);
-    if (node.tagName === "IFRAME") { try { walk(node.contentDocument); } catch (e) {} }
   }
-};
-walk(document);
+}
 window.__netgentShowSecrets = () => { for (const [n, k, v] of undo.reverse()) n[k] = v; };
+return ngFarFrames();
 """
-"""Replaces each secret value in the page's text and fields (open shadow roots and
-same-origin frames too) by its ``{name}``; ``window.__netgentShowSecrets()`` undoes it."""
+"""Replaces each secret value in the document's text and fields (its shadow roots, open
+and closed, and its frames of the same site too) by its ``{name}``;
+``window.__netgentShowSecrets()`` undoes it. Returns the paths of the frames of other
+sites, which the page's script cannot reach."""
+
+_SHOW_SECRETS = "window.__netgentShowSecrets?.(); delete window.__netgentShowSecrets;"
 
 
 def screenshot(
     driver: WebDriver, folder: Path | None, step: int, redact: Redactor | None = None
 ) -> str:
     """A screenshot of the page into ``folder`` (its path), or why there is none. With
-    ``redact``, the secrets it knows are replaced by their ``{name}`` in the page while
-    the picture is taken (a screenshot goes into reports), then put back."""
+    ``redact``, the secrets it knows are replaced by their ``{name}`` in the page (and in
+    its frames of other sites, entered one by one) while the picture is taken (a
+    screenshot goes into reports), then put back; a page where that fails gets none."""
     if folder is None:
         return ""
     secrets = redact.variants if redact is not None else []
+    masked: list[str] = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / SCREENSHOTS.replace("*", str(step))
-        if secrets:
-            driver.execute_script(_HIDE_SECRETS, secrets)
         try:
+            if secrets:
+                _hide(driver, secrets, masked)
             taken = driver.save_screenshot(str(path))
         finally:
-            if secrets:
-                driver.execute_script(
-                    "window.__netgentShowSecrets?.(); delete window.__netgentShowSecrets;"
-                )
+            _show(driver, masked)
         if taken:
             return str(path)
     except Exception as exc:  # the report must survive a dead browser
-        return f"(no screenshot: {str(exc).splitlines()[0] if str(exc) else exc!r})"
+        reason = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        return f"(no screenshot: {reason})"
     return ""
+
+
+def _hide(driver: WebDriver, secrets: list[tuple[str, str]], masked: list[str]) -> None:
+    """Hide ``secrets`` in the page and in each of its frames of other sites, adding each
+    document done to ``masked``; a frame that cannot be entered raises (no screenshot)."""
+    hide = script("deep.js") + _HIDE_SECRETS
+    far = list(driver.execute_script(hide, secrets) or [])[:FAR_FRAMES]
+    masked.append("")
+    chain = Chain(driver)
+    try:
+        for path in far:
+            if not chain.enter(path):
+                raise RuntimeError(f"the frame {path!r} of another site cannot be masked")
+            driver.execute_script(hide, secrets)
+            masked.append(path)
+            chain.leave()
+    finally:
+        chain.leave()
+
+
+def _show(driver: WebDriver, masked: list[str]) -> None:
+    """Put the secrets back where :func:`_hide` took them out ("" is the page itself)."""
+    chain = Chain(driver)
+    for path in masked:
+        with contextlib.suppress(Exception):  # a frame gone since holds no secret to restore
+            if not path or chain.enter(path):
+                driver.execute_script(_SHOW_SECRETS)
+        chain.leave()
 
 
 def crash(exc: BaseException, step: int, state: str) -> str:
