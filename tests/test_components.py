@@ -307,6 +307,44 @@ def test_video_samples_come_from_a_video_in_a_closed_shadow_root_in_a_frame(
         assert seen[-1]["page"].endswith("/components/framed-player")
 
 
+def test_sampling_reaches_a_frame_of_another_site_on_a_later_page(
+    netgent_browser: NetgentBrowser,
+) -> None:
+    """Sampling starts on a page without frames; the player of another site comes on the
+    next page: its sampler is started there when the engine first sees that page."""
+    workflow = Workflow.model_validate(
+        {
+            "name": "later-player",
+            "start_url": "{base_url}/components/",
+            "states": [{"name": "Home"}, {"name": "Player", "end": "Watched"}],
+        }
+    )
+    play = {"by": "css selector", "selector": "#stage >> ng-player >> #play"}
+    home = State(
+        name="Home",
+        checks=[Check(type="url", params={"url": "{base_url}/components/"})],
+        actions=[
+            Action(type="start_video_sampling", params={"interval": 0.25}),
+            Action(type="navigate", params={"url": "{base_url}/components/embed-player"}),
+        ],
+    )
+    player = State(
+        name="Player",
+        checks=[Check(type="element", params=play)],
+        actions=[
+            Action(type="click", params=play),
+            Action(type="wait", params={"seconds": 2.5}),
+            Action(type="stop_video_sampling", params={}),
+        ],
+        end_state="Watched",
+    )
+    result = netgent_browser.run(workflow, states=[home, player])
+    assert result.passed, result.error
+    seen = [s for s in result.qoe if s.get("video") is not None]
+    assert len(seen) >= 5 and seen[-1]["page"].endswith("/components/player"), result.qoe
+    assert seen[-1]["playback_time"] - seen[0]["playback_time"] > 1.0
+
+
 def test_a_model_heals_an_element_inside_a_shadow_root(
     netgent_browser: NetgentBrowser, changed_url: str, tmp_path: Path
 ) -> None:

@@ -167,6 +167,7 @@ class VideoSampler(Meter):
     interval = 1.0
     _running = False
     _script: str | None = None
+    _doc = ""
 
     @property
     def active(self) -> bool:
@@ -248,6 +249,16 @@ class VideoSampler(Meter):
         if self.log is not None:
             for entries in ticks.values():
                 self.log.write(entries, self.state)
+
+    def see(self, doc: str, raw: Any) -> None:
+        """An engine tick on document ``doc`` brought the samples ``raw``; on a document
+        new while sampling, the sampler is started in its frames of other sites (the
+        page's own script starts it in the page)."""
+        if raw:
+            self.collect(raw)
+        if self._running and doc and doc != self._doc:
+            self._doc = doc
+            self._install_far(sampler_source(self.interval))
 
     def _install(self, interval: float) -> None:
         self.interval = interval

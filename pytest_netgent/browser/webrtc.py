@@ -121,6 +121,11 @@ class WebrtcMeter(Meter):
             sample.update((k, v) for k, v in entry.items() if k not in ("t", "page"))
             self.samples.append(sample)
 
+    def see(self, doc: str, raw: Any) -> None:
+        """An engine tick brought the samples ``raw``."""
+        if raw:
+            self.collect(raw)
+
     def poll(self) -> None:
         """Take the samples waiting in the current page (long waits call it)."""
         if self.active:

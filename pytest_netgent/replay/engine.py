@@ -342,10 +342,8 @@ class Engine:
             )
         self._hung()
         self.result.ticks += 1
-        if tick.qoe:
-            self.sampler.collect(tick.qoe)
-        if tick.rtc:
-            self.webrtc.collect(tick.rtc)
+        self.sampler.see(tick.doc, tick.qoe)
+        self.webrtc.see(tick.doc, tick.rtc)
         if not tick.ok:
             self._recover(tick)
             return None
