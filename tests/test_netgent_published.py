@@ -109,3 +109,46 @@ def test_the_start_state_fires_on_a_fresh_browser(
         tick = evaluate(driver, payload, None, 0, fresh=True)
         assert not tick.error, tick.error
         assert tick.matched and tick.matched[0] == _start(states), (blank, tick.matched)
+
+
+def test_netgents_hulu_workflow_runs_on_a_look_alike_of_the_site(
+    base_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NetGent's published Hulu workflow, its two addresses pointed at StreamHub (which
+    signs in as Hulu does: email, then password, then "Who's watching?") and its waits
+    shortened, everything else as published: environment values typed, the first of
+    several selectors clicked, the player started, Stats for Nerds logged."""
+    from fixtures import hub
+    from pytest_netgent import NetGent
+
+    path = SAMPLE.joinpath(
+        "jaber-the-great__netgent-dev/examples/web_browsing/hulu-watch/results/"
+        "hulu-watch_result.json"
+    )
+    text = path.read_text("utf-8")
+    text = text.replace("https://auth.hulu.com/web/login", f"{base_url}/hub/login")
+    text = text.replace(
+        "https://www.hulu.com/watch/60da223c-d2a0-411a-95c9-665a839371f9",
+        f"{base_url}/hub/watch?profile=Sam",
+    )
+    repository = json.loads(text)
+    for state in repository:
+        for action in state["actions"]:
+            if action["type"] == "wait":
+                action["params"]["seconds"] = min(action["params"]["seconds"], 3)
+    monkeypatch.setenv("HULU_EMAIL", hub.EMAIL)
+    monkeypatch.setenv("HULU_PASSWORD", hub.PASSWORD)
+    monkeypatch.setenv("HULU_PROFILE_NAME", "Sam")
+    with NetGent(llm=None, llm_enabled=False) as agent:
+        results = agent.run(state_repository=repository, output_dir=tmp_path)
+    assert results.reached_end, results.error and results.error.report()
+    assert results.end_state == "Action Completed"
+    visited = [e.state for e in results.timeline if e.event == "state"]
+    assert visited == [
+        "On Browser Home Page", "Hulu Email Login", "Hulu Password Login", "Watching Hulu Video"
+    ]  # fmt: skip
+    lines = (tmp_path / "hulu_watch_stats.jsonl").read_text("utf-8").splitlines()
+    samples = [json.loads(line) for line in lines]
+    assert samples and samples[-1]["current_time"] > samples[0]["current_time"]
+    shown = json.dumps([vars(e) for e in results.timeline]) + json.dumps(samples)
+    assert hub.PASSWORD not in shown and hub.EMAIL not in shown
