@@ -152,3 +152,37 @@ def test_netgents_hulu_workflow_runs_on_a_look_alike_of_the_site(
     assert samples and samples[-1]["current_time"] > samples[0]["current_time"]
     shown = json.dumps([vars(e) for e in results.timeline]) + json.dumps(samples)
     assert hub.PASSWORD not in shown and hub.EMAIL not in shown
+
+
+def test_netgents_two_person_meet_workflow_runs_on_a_look_alike(
+    netgent_browser: NetgentBrowser, base_url: str, tmp_path: Path
+) -> None:
+    """NetGent's published two-person Google Meet workflow (one state: start WebRTC
+    tracking, host a meeting, open it again as a second account in a named tab, ask to
+    join, admit from the host's People panel, wait in each tab, write the metrics), its
+    address pointed at Gather (fixtures/gather.py) and its last wait shortened."""
+    from pytest_netgent import Workflow
+
+    path = SAMPLE.joinpath(
+        "jaber-the-great__netgent-dev/v1/examples/video_conference/google-meet-two-person/"
+        "results/google-meet-two-person_result.json"
+    )
+    text = path.read_text("utf-8").replace("https://meet.google.com/", f"{base_url}/gather/")
+    text = text.replace('"seconds": 30', '"seconds": 4')
+    states = parse_automaton(json.loads(text)).states
+    (state,) = states
+    spec = Workflow.model_validate(
+        {"name": "meet", "states": [{"name": state.name, "end": state.end_state}]}
+    )
+    result = netgent_browser.run(spec, states=states, artifacts=tmp_path)
+    assert result.passed, result.error
+    metrics = json.loads((tmp_path / "google_meet_two_person_metrics.json").read_text("utf-8"))
+    assert metrics["page_count"] == 2  # the host's tab and the second account's
+    for page in metrics["pages"]:
+        assert "/gather/" in page["url"]
+        totals = page["webrtc"]
+        assert totals["connection_states"] == ["connected"]
+        assert totals["bytes_received"] > 10_000 and totals["frames_decoded"] > 0
+    # the host's tab was tracked from the start, the second account's from its opening
+    tabs = {s["page"].split("?")[-1] for s in result.webrtc if s["direction"] == "inbound"}
+    assert tabs == {"authuser=0", "authuser=1"}, tabs
