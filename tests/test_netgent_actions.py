@@ -160,7 +160,7 @@ def test_a_typed_environment_value_stays_out_of_a_failure_report(
         (action("click_accessible_name", names=["Close dialog"], timeout=0.3),
          "click_accessible_name: no button is named 'Close dialog'"),
         (action("wait_for_text", text="Log in", visible=False, timeout=0.3),
-         "wait_for_text: no text 'Log in' is gone"),
+         "wait_for_text: the text 'Log in' is still shown"),
     ],
 )  # fmt: skip
 def test_a_newer_action_that_cannot_be_done_says_why(

@@ -51,7 +51,7 @@ class RunTools:
     sampler: VideoSampler
     webrtc: WebrtcMeter
     memory: TabMemory = field(default_factory=TabMemory)
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # values are secrets
 
     @classmethod
     def start(
@@ -405,7 +405,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
 
     def wait(self, params: dict[str, Any]) -> None:
         """Stay on the page for ``seconds`` (cut short by the workflow timeout)."""
-        duration = float(params["seconds"])
+        duration = _wait_seconds(params["seconds"])
         if self.deadline is not None:
             duration = min(duration, max(0.0, self.deadline - time.monotonic()))
         sampler, meter = self.sampler, self.webrtc
@@ -499,6 +499,17 @@ function once() {
 }
 once();
 """
+
+
+def _wait_seconds(value: Any) -> float:
+    """``wait``'s seconds: a number of seconds, 0 or more."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = -1.0
+    if not 0 <= number < float("inf"):
+        raise ActionFailed(f"wait: seconds must be a number of seconds, 0 or more, got {value!r}")
+    return number
 
 
 def _fraction(params: dict[str, Any], action: str) -> float | None:

@@ -71,7 +71,8 @@ class LabelActions(Waits):
             self.driver.execute_script("arguments[0].click();", element)
 
     def _timeout(self, params: dict[str, Any], action: str, default: float) -> float:
-        return seconds(params.get("timeout", default), action, "timeout")
+        given = params.get("timeout")
+        return default if given is None else seconds(given, action, "timeout")
 
     def click_first_text(self, params: dict[str, Any]) -> None:
         """Click the button (or ``role=button``) whose whole text is one of ``texts``,
@@ -92,7 +93,7 @@ class LabelActions(Waits):
         """Click the first shown, enabled button (or ``role=button``) whose accessible
         name (as the browser computes it: ``aria-label``, ``aria-labelledby``, its text,
         an image's ``alt``, ``title``) is one of ``names``, within ``timeout`` (10 s)."""
-        wanted = set(_wanted(params, "names", "click_accessible_name"))
+        wanted = {" ".join(n.split()) for n in _wanted(params, "names", "click_accessible_name")}
         swept = [0.0]
 
         def attempt() -> bool:
@@ -104,7 +105,7 @@ class LabelActions(Waits):
                 swept[0] = time.monotonic()
                 likely = [el for _, el in buttons[:100]]
             for element in likely:
-                if element.accessible_name.strip() in wanted:
+                if " ".join(element.accessible_name.split()) in wanted:
                     self._press(element)
                     return True
             return False
@@ -120,20 +121,20 @@ class LabelActions(Waits):
         """Wait until an element whose whole text is ``text`` is shown (with ``visible:
         false``, until none is), within ``timeout`` (default 30 s)."""
         (text,) = _wanted({"text": params.get("text")}, "text", "wait_for_text")[:1]
-        visible = flag(params.get("visible", True))
+        visible = flag(params.get("visible"), default=True)
 
         def attempt() -> bool:
             return bool(self._labels("shown", [text])) == visible
 
         timeout = self._timeout(params, "wait_for_text", WAIT_TIMEOUT)
-        state = "is shown" if visible else "is gone"
-        self._until(f"wait_for_text: no text {text!r} {state}", attempt, timeout)
+        said = f"no text {text!r} is shown" if visible else f"the text {text!r} is still shown"
+        self._until(f"wait_for_text: {said}", attempt, timeout)
 
     def wait_for_element(self, params: dict[str, Any]) -> None:
         """Wait until an element matching CSS ``selector`` is shown (with ``visible:
         false``, until none is), within ``timeout`` (default 30 s)."""
         selector = str(params["selector"])
-        visible = flag(params.get("visible", True))
+        visible = flag(params.get("visible"), default=True)
         target = {"by": "css selector", "selector": selector}
 
         def attempt() -> bool:
@@ -141,8 +142,8 @@ class LabelActions(Waits):
             return (element is not None and element.is_displayed()) == visible
 
         timeout = self._timeout(params, "wait_for_element", WAIT_TIMEOUT)
-        state = "shown" if visible else "gone"
-        self._until(f"wait_for_element: {selector!r} is not {state}", attempt, timeout)
+        said = "is not shown" if visible else "is still shown"
+        self._until(f"wait_for_element: {selector!r} {said}", attempt, timeout)
 
     def click_first(self, params: dict[str, Any]) -> None:
         """Click the element of the first of ``selectors`` (CSS) that matches a shown,
@@ -181,10 +182,13 @@ class LabelActions(Waits):
             __tracebackhide__ = True
             for selector in selectors:
                 element = self._pick({"by": "css selector", "selector": selector})
-                if element is not None and element.is_displayed():
-                    element.clear()
-                    element.send_keys(value)
-                    return True
+                if element is None or not element.is_displayed() or not element.is_enabled():
+                    continue
+                if element.get_attribute("readonly") is not None:
+                    continue  # shown but not for typing: the next selector may be
+                element.clear()
+                element.send_keys(value)
+                return True
             return False
 
         timeout = self._timeout(params, "set_env_value", self.timeout)
@@ -197,6 +201,7 @@ class LabelActions(Waits):
         value = self._env_value(params, "click_text_env")
 
         def attempt() -> bool:
+            __tracebackhide__ = True  # the value is the environment's
             hit = self._labels("text", [value])
             if not hit:
                 return False
@@ -229,6 +234,7 @@ const [video, done] = arguments;
 const playing = () => !video.paused && video.readyState >= 2;
 if (playing()) { done(true); return; }
 const settle = () => setTimeout(() => done(playing()), 250);
+setTimeout(() => done(playing()), 1000);  // a play() still pending (stalled media): try again
 let attempt;
 try { attempt = video.play(); } catch (e) { done(false); return; }
 Promise.resolve(attempt).then(settle, (error) => {

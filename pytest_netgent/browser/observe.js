@@ -247,5 +247,6 @@ return {
   elements,
   headings,
   frames,
-  text: clean(ngDeepText()).slice(0, 4000),
+  // a line per block, as the page's own text has them: a text check holds within one
+  text: ngDeepText().split("\n").map(clean).filter(Boolean).join("\n").slice(0, 4000),
 };

@@ -38,9 +38,9 @@ class Tick:
     matched: list[int] = field(default_factory=list)
     error: str = ""
     qoe: list[dict[str, Any]] = field(default_factory=list)
-    rtc: list[dict[str, Any]] = field(default_factory=list)
-    """WebRTC samples taken with this tick (see :mod:`.webrtc`)."""
     """Video quality samples the page had waiting (see :mod:`.video`)."""
+    rtc: list[dict[str, Any]] = field(default_factory=list)
+    """WebRTC samples the page had waiting (see :mod:`.webrtc`)."""
     net_error: str = ""
     """Chromium's error code when it shows its own error page (``ERR_CONNECTION_REFUSED``)."""
     status: int = 0

@@ -75,6 +75,11 @@ class Waits:
             StaleElementReferenceException,
         )
         limit = self.timeout if timeout is None else timeout
+        left = "" if self.deadline is None else " (what was left of the workflow's timeout)"
+        if self.deadline is not None and self.deadline - time.monotonic() < limit:
+            limit = max(self.deadline - time.monotonic(), 0.0)  # no wait past the workflow's
+        else:
+            left = ""
         end = time.monotonic() + limit
         last = ""
         while True:
@@ -86,7 +91,9 @@ class Waits:
                 last = short(exc)
             if time.monotonic() >= end:
                 detail = f": {last}" if last else ""
-                raise ActionFailed(f"{what} {self._where()} after waiting {limit:g}s{detail}")
+                raise ActionFailed(
+                    f"{what} {self._where()} after waiting {limit:.3g}s{left}{detail}"
+                )
             time.sleep(POLL)
 
 
@@ -108,8 +115,11 @@ def seconds(value: Any, action: str, name: str) -> float:
     return number
 
 
-def flag(value: Any) -> bool:
-    """A YAML or JSON flag, given as a boolean or as text (``"true"``, ``"false"``)."""
+def flag(value: Any, default: bool = False) -> bool:
+    """A YAML or JSON flag, given as a boolean or as text (``"true"``, ``"false"``);
+    ``None`` (JSON's null) is the ``default``."""
+    if value is None:
+        return default
     if isinstance(value, str):
         return value.strip().lower() in ("true", "yes", "1", "on")
     return bool(value)

@@ -12,7 +12,8 @@
   const connections = [];
   const Native = window.RTCPeerConnection;
   function Tracked(...args) {
-    const connection = new Native(...args);
+    // new.target: a page's own subclass of RTCPeerConnection keeps its methods
+    const connection = Reflect.construct(Native, args, new.target || Tracked);
     connections.push(connection);
     return connection;
   }

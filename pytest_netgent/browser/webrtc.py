@@ -42,6 +42,7 @@ INTERVAL_S = 1.0
 """Seconds between two samples of a connection."""
 
 TAKE = "return window.__netgentRtc ? window.__netgentRtc.take() : [];"
+STOP = "const r = window.__netgentRtc; if (!r) return []; clearInterval(r.timer); return r.take();"
 
 _TOTALS = """
 const done = arguments[arguments.length - 1];
@@ -54,7 +55,8 @@ const done = arguments[arguments.length - 1];
   const n = (v) => Number(v || 0);
   for (const connection of connections) {
     totals.connection_states.push(connection.connectionState);
-    const report = await connection.getStats();
+    let report;
+    try { report = await connection.getStats(); } catch (e) { continue; }  // closed meanwhile
     report.forEach((s) => {
       if (s.type === "inbound-rtp") {
         totals.bytes_received += n(s.bytesReceived);
@@ -89,6 +91,8 @@ class WebrtcMeter(Meter):
 
     tabs: frozenset[str] = frozenset()
     """The tabs (window handles) whose pages are tracked."""
+    _scripts: dict[str, str] = {}  # noqa: RUF012 (replaced, never changed in place)
+    """Each tracked tab's new-document script."""
 
     @property
     def active(self) -> bool:
@@ -101,7 +105,9 @@ class WebrtcMeter(Meter):
         if handle in self.tabs:
             return
         source = tracker_source()
-        cdp(self.driver, "Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        answer = cdp(self.driver, "Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        if isinstance(answer, dict) and answer.get("identifier"):
+            self._scripts = {**self._scripts, handle: str(answer["identifier"])}
         self.driver.execute_script(source)
         self.tabs = self.tabs | {handle}
 
@@ -123,7 +129,7 @@ class WebrtcMeter(Meter):
 
     def see(self, doc: str, raw: Any) -> None:
         """An engine tick brought the samples ``raw``."""
-        if raw:
+        if raw and self.active:
             self.collect(raw)
 
     def poll(self) -> None:
@@ -135,8 +141,17 @@ class WebrtcMeter(Meter):
         """The run ended: take what every tracked tab still holds, in time order."""
         if not self.active:
             return
-        self._each_tab(lambda: self.collect(self.driver.execute_script(TAKE)), self.tabs)
+        self._each_tab(self._stop, self.tabs)
+        self.tabs, self._scripts = frozenset(), {}
         self.samples.sort(key=lambda s: s["time"])
+
+    def _stop(self) -> None:
+        """In the current tab: the last samples, the sampler stopped, and no tracker in
+        the pages it loads next (the browser may serve another run)."""
+        self.collect(self.driver.execute_script(STOP))
+        script = self._scripts.get(self.driver.current_window_handle)
+        if script is not None:
+            cdp(self.driver, "Page.removeScriptToEvaluateOnNewDocument", {"identifier": script})
 
     def summary(self, meeting_url: str) -> dict[str, Any]:
         """NetGent's ``collect_webrtc_metrics`` document: for each tab on the meeting's
@@ -150,8 +165,8 @@ class WebrtcMeter(Meter):
                 pages.append(self.driver.execute_async_script(_TOTALS))
 
         self._each_tab(one, self.driver.window_handles)
-        text = self.redact(json.dumps(pages))  # a meeting's address may carry its token
-        return {"page_count": len(pages), "pages": json.loads(text)}
+        # a meeting's address may carry its token
+        return {"page_count": len(pages), "pages": _redacted(pages, self.redact)}
 
     def _each_tab(self, do: Callable[[], None], handles: Any) -> None:
         from selenium.common.exceptions import WebDriverException
@@ -169,6 +184,17 @@ class WebrtcMeter(Meter):
         finally:
             with contextlib.suppress(WebDriverException):  # the run's own tab may be gone
                 self.driver.switch_to.window(current)
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` with every string in it redacted (keys and numbers as they are)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v, redact) for k, v in value.items()}
+    return value
 
 
 class WebrtcActions(Waits):

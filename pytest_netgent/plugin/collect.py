@@ -352,11 +352,12 @@ class WorkflowItem(ReportsErrors, pytest.Function):
 
     def secret_values(self) -> dict[str, str]:
         """This item's secrets, name: value (kept out of its names and reports)."""
-        from ..workflow.secrets import resolve_secrets
+        from ..workflow.secrets import cached_env_values, resolve_secrets
 
+        found = {n: s.reveal() for n, s in cached_env_values(self.loaded).items()}
         with contextlib.suppress(NetgentError):  # a missing secret fails the run itself
-            return {n: s.reveal() for n, s in resolve_secrets(self.loaded).items()}
-        return {}
+            found.update((n, s.reveal()) for n, s in resolve_secrets(self.loaded).items())
+        return found
 
     def run_workflow(self, browser: Any, synthesiser: Any = None) -> None:
         """Replay (or record) this item's workflow on ``browser`` (a NetgentBrowser)."""

@@ -97,11 +97,15 @@ class ScenarioItem(ReportsErrors, pytest.Function):
 
     def secret_values(self) -> dict[str, str]:
         """The secrets of its members' workflows, name: value (kept out of its report)."""
-        from ..workflow.secrets import resolve_secrets
+        from ..workflow.secrets import cached_env_values, resolve_secrets
 
         found: dict[str, str] = {}
         for member in self.loaded.members:
             if member.loaded is not None:
+                found.update(
+                    (f"{member.name}.{n}", s.reveal())
+                    for n, s in cached_env_values(member.loaded).items()
+                )
                 with contextlib.suppress(NetgentError):  # unset: the member fails on it
                     found.update(
                         (f"{member.name}.{n}", s.reveal())

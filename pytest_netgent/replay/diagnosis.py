@@ -210,14 +210,18 @@ def _hide(driver: WebDriver, secrets: list[tuple[str, str]], masked: list[str]) 
     """Hide ``secrets`` in the page and in each of its frames of other sites, adding each
     document done to ``masked``; a frame that cannot be entered raises (no screenshot)."""
     hide = script("deep.js") + _HIDE_SECRETS
-    far = list(driver.execute_script(hide, secrets) or [])[:FAR_FRAMES]
+    waiting = list(driver.execute_script(hide, secrets) or [])
     masked.append("")
     chain = Chain(driver)
     try:
-        for path in far:
+        while waiting:
+            path = waiting.pop(0)
+            if len(masked) > FAR_FRAMES:
+                raise RuntimeError(f"more than {FAR_FRAMES} frames of other sites to mask")
             if not chain.enter(path):
                 raise RuntimeError(f"the frame {path!r} of another site cannot be masked")
-            driver.execute_script(hide, secrets)
+            inner = driver.execute_script(hide, secrets) or []
+            waiting += [f"{path} >> {link}" for link in inner]  # its own, nested
             masked.append(path)
             chain.leave()
     finally:

@@ -342,8 +342,10 @@ class Engine:
             )
         self._hung()
         self.result.ticks += 1
-        self.sampler.see(tick.doc, tick.qoe)
         self.webrtc.see(tick.doc, tick.rtc)
+        with self._bounded(HANG_S, "the video sampler looked into the page's frames"):
+            self.sampler.see(tick.doc, tick.qoe)
+        self._hung()
         if not tick.ok:
             self._recover(tick)
             return None

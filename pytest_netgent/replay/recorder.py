@@ -110,6 +110,8 @@ class Recorder:
         self.window = window
         """The browser window the states are recorded at (``1280x900``)."""
         self.made_on: dict[str, str] = {}
+        self.made_from: dict[str, Observation] = {}
+        """The page each state made in this run was made on, as synthesis saw it."""
         """The URL of the page each state made in this run was made on."""
         self.context: list[Message] = []
         """What synthesis saw and did, as NetGent messages: the page at each observation
@@ -238,6 +240,7 @@ class Recorder:
             )
         self._exclusive(engine, spec, page)
         self.made_on[spec.name] = page.url
+        self.made_from[spec.name] = page
         return self._act(engine, spec, state)
 
     def _exclusive(self, engine: Engine, spec: StateSpec, page: Observation) -> None:
@@ -259,7 +262,11 @@ class Recorder:
             if other.name not in self.made or made_on is None:
                 continue  # the user's own cached state: theirs to keep
             if made_on == page.url:
-                continue  # one page: after firing there it is excluded until the page changes
+                # the state whose actions led here is not tried again until the page
+                # changes; one made earlier on this address would take the page in replay
+                if other.name not in engine.result.states_visited[-1:]:
+                    self._tell_apart(engine, other, spec.name, page)
+                continue
             pinned = [c for c in other.checks if c.type != "url"]
             url = made_on
             if self.ctx.base_url and url.startswith(self.ctx.base_url):
@@ -272,6 +279,34 @@ class Recorder:
                 url=page.url,
                 detail=f"pinned to {url}: its checks also held on the page of {spec.name!r}",
             )
+
+    def _tell_apart(self, engine: Engine, other: State, name: str, page: Observation) -> None:
+        """On one address (a single-page app), state ``other``, made in this run and
+        declared before state ``name``, also holds on ``name``'s page: in replay it would
+        take that page. Add to it a text its own page showed and this one does not."""
+        before = self.made_from.get(other.name)
+        if before is None:
+            return
+        for text in distinct_texts(before, page):
+            if self.ctx.redact(text) != text:
+                continue  # a secret shown on the page never goes into a check
+            literal = text
+            for key, value in sorted(self.ctx.values.items(), key=lambda p: -len(p[1])):
+                if len(value) >= 3:
+                    text = text.replace(value, "{" + key + "}")
+            trial = other.model_copy(
+                update={"checks": [*other.checks, Check(type="text", params={"text": text})]}
+            )
+            held = engine.evaluate_now([trial])
+            if held.ok and held.results and not all(ok for ok, _ in held.results[0]):
+                engine.put_state(trial)
+                engine.event(
+                    "record",
+                    state=other.name,
+                    url=page.url,
+                    detail=f"told apart from {name!r} by its text {literal!r}",
+                )
+                return
 
     def action_failed(self, engine: Engine, index: int, error: ActionFailed) -> int:
         old = engine.states[index]
@@ -408,3 +443,16 @@ def save(
     order = [spec.name for spec in recorder.workflow.states]
     store.write(path, doc, changed={*report.synthesised, *report.healed}, order=order)
     report.written = str(path)
+
+
+def distinct_texts(before: Observation, now: Observation) -> list[str]:
+    """Short texts the page ``before`` showed and the page ``now`` does not, most telling
+    first: headings, then what elements say, then lines of its text."""
+    texts = [h.text for h in before.headings]
+    texts += [e.text or e.name for e in before.elements]
+    texts += before.text.splitlines()
+    out: list[str] = []
+    for text in (" ".join(t.split()) for t in texts):
+        if 3 <= len(text) <= 60 and text not in now.text and text not in out:
+            out.append(text)
+    return out[:20]

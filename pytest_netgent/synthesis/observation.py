@@ -217,4 +217,4 @@ def _merge(raw: dict[str, Any], inner: dict[str, Any], path: str, x: int, y: int
     for heading in inner["headings"]:
         heading["selectors"] = chained(heading["selectors"])
         raw["headings"].append(heading)
-    raw["text"] = f"{raw['text']} {inner['text']}".strip()[:4000]
+    raw["text"] = f"{raw['text']}\n{inner['text']}".strip()[:4000]

@@ -140,16 +140,14 @@ def repository_states(data: Any) -> Any:
 
 def repository_variables(data: Any) -> dict[str, str]:
     """The values a NetGent file carries for its placeholders: an agent dump's
-    ``variables``; a newer workflow's ``parameters`` (names only: empty values, to be
-    given)."""
+    ``variables``; a newer workflow's ``parameters`` when they give values (a list of
+    names gives none: they are to be given, as ``--var NAME=VALUE`` or ``vars``)."""
     if not isinstance(data, dict):
         return {}
     variables = data.get("variables")
     if isinstance(variables, dict):
         return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in variables.items()}
     parameters = data.get("parameters")
-    if isinstance(parameters, list):
-        return {str(name): "" for name in parameters}
     if isinstance(parameters, dict):
         return {
             str(k): "" if v is None else v if isinstance(v, str) else json.dumps(v)

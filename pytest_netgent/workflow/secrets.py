@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ..errors import SecretError, display_path
+from ..errors import NetgentError, SecretError, display_path
 from ..system.redaction import Secret, revealed
 
 if TYPE_CHECKING:
@@ -69,3 +69,15 @@ def env_values(
 def env_of(secrets: Mapping[str, str | Secret]) -> dict[str, str]:
     """The environment values among ``secrets`` (:func:`env_values`), by variable name."""
     return {name[1:]: revealed(v) for name, v in secrets.items() if name.startswith("$")}
+
+
+def cached_env_values(loaded: LoadedWorkflow) -> dict[str, Secret]:
+    """:func:`env_values` of the states cached for ``loaded``'s workflow (none when it
+    has no readable cache yet): what its reports must keep out before any run."""
+    from .store import cache_path, load
+
+    try:
+        automaton = load(cache_path(loaded.path, loaded.workflow.name))
+    except (NetgentError, OSError):
+        return {}  # an unreadable cache fails the item on its own
+    return env_values(automaton.states) if automaton is not None else {}
