@@ -20,6 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..system.redaction import redact_values
 from .meter import Meter
 from .page import script
 from .session import browser_gone, cdp
@@ -166,7 +167,7 @@ class WebrtcMeter(Meter):
 
         self._each_tab(one, self.driver.window_handles)
         # a meeting's address may carry its token
-        return {"page_count": len(pages), "pages": _redacted(pages, self.redact)}
+        return {"page_count": len(pages), "pages": redact_values(pages, self.redact)}
 
     def _each_tab(self, do: Callable[[], None], handles: Any) -> None:
         from selenium.common.exceptions import WebDriverException
@@ -184,17 +185,6 @@ class WebrtcMeter(Meter):
         finally:
             with contextlib.suppress(WebDriverException):  # the run's own tab may be gone
                 self.driver.switch_to.window(current)
-
-
-def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
-    """``value`` with every string in it redacted (keys and numbers as they are)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [_redacted(v, redact) for v in value]
-    if isinstance(value, dict):
-        return {k: _redacted(v, redact) for k, v in value.items()}
-    return value
 
 
 class WebrtcActions(Waits):

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ..system.redaction import redact_values
 from ..system.version import __version__
 from .cookies import request_cookies, response_cookies
 
@@ -302,7 +303,7 @@ def build_har(
             "entries": [{"pageref": "page_1", **e} for e in entries],
         }
     }
-    redacted: dict[str, Any] = _redacted(har, redact)
+    redacted: dict[str, Any] = redact_values(har, redact)
     return redacted
 
 
@@ -444,16 +445,6 @@ def _socket_entry(sock: _Socket, offset: float | None) -> dict[str, Any]:
         "_resourceType": "websocket",
         "_webSocketMessages": sock.messages,
     }
-
-
-def _redacted(value: Any, redact: Redact) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [_redacted(v, redact) for v in value]
-    if isinstance(value, dict):
-        return {k: _redacted(v, redact) for k, v in value.items()}
-    return value
 
 
 def network_events(log: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -219,3 +219,15 @@ class _RecordFactory:
 
 
 _FACTORY = _RecordFactory()
+
+
+def redact_values(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like) with every string in it redacted; keys and numbers as they
+    are, so the document keeps its shape whatever a secret's value looks like."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_values(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_values(v, redact) for k, v in value.items()}
+    return value
