@@ -406,6 +406,11 @@ def test_a_model_records_a_single_page_app_from_nothing_and_it_replays(
     assert told == ["told apart from 'City' by its text 'Pick a tab'"], told
     replayed = netgent_browser.run(file, "city-search")
     assert replayed.states_visited == ["Dashboard", "Results", "City"]
+    # an end state the model picks where its literal trigger ("The page says 'Sent: ...'")
+    # does not hold would pass the item on a guess: record asks again without it
+    frames = tmp_path / "components" / "frames.netgent.yaml"
+    netgent_browser.run(frames, "deep-frame-note", record="all", synthesiser=model)
+    assert netgent_browser.run(frames, "deep-frame-note").states_visited == ["Form", "Sent"]
 
 
 def test_the_traffic_of_a_frame_of_another_site_is_in_its_items_capture(tmp_path: Path) -> None:

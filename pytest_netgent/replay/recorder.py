@@ -10,7 +10,7 @@ cache is written only after the workflow reached its end state.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ import pytest
 from ..browser.actions import ActionFailed
 from ..errors import NetgentError
 from ..synthesis import Context, RecordReport, Synthesiser, Unresolved
+from ..synthesis.builtin import BuiltinSynthesiser
 from ..synthesis.observation import Observation, observe
 from ..workflow import store
 from ..workflow.automaton import Action, Automaton, Check, State, Synthesis
@@ -141,13 +142,29 @@ class Recorder:
         try:
             page = self._observe(engine)
             candidates = self._candidates(engine)
-            spec = self.synth.select_state(self.ctx, page, candidates)
+            spec = self._no_false_end(page, candidates)
             checks = self.synth.define_triggers(self.ctx, page, spec)
         except Unresolved as exc:
             raise self._failed("no cached state matches and", exc) from None
         index = self._adopt(engine, spec, page, checks)
         assert index is not None  # strict: it holds, or SynthesisFailed was raised
         return index
+
+    def _no_false_end(self, page: Observation, candidates: list[StateSpec]) -> StateSpec:
+        """The state the synthesiser picks; an end state whose triggers, read literally,
+        do not hold on this page would pass the item on a guess: asked again without it."""
+        judge = BuiltinSynthesiser()
+        spec = self.synth.select_state(self.ctx, page, candidates)
+        if not spec.end or judge.verdict(self.ctx, page, spec) != "no":
+            return spec
+        rest = [c for c in candidates if c.name != spec.name]
+        again = self.synth.select_state(self.ctx, page, rest) if rest else spec
+        if again.end and judge.verdict(self.ctx, page, again) == "no":
+            raise Unresolved(
+                f"the state chosen, {again.name!r}, ends the workflow and its triggers do "
+                "not hold on this page"
+            )
+        return again
 
     def preempt(self, engine: Engine, index: int) -> int | None:
         matched = self.workflow.state(engine.states[index].name)
@@ -239,6 +256,7 @@ class Recorder:
                 f"{page.url}: {[c.describe() for c in checks]}"
             )
         self._exclusive(engine, spec, page)
+        state = self._apart_from_later(engine, spec, state, page)
         self.made_on[spec.name] = page.url
         self.made_from[spec.name] = page
         return self._act(engine, spec, state)
@@ -287,16 +305,8 @@ class Recorder:
         before = self.made_from.get(other.name)
         if before is None:
             return
-        for text in distinct_texts(before, page):
-            if self.ctx.redact(text) != text:
-                continue  # a secret shown on the page never goes into a check
-            literal = text
-            for key, value in sorted(self.ctx.values.items(), key=lambda p: -len(p[1])):
-                if len(value) >= 3:
-                    text = text.replace(value, "{" + key + "}")
-            trial = other.model_copy(
-                update={"checks": [*other.checks, Check(type="text", params={"text": text})]}
-            )
+        for literal, check in self._text_checks(distinct_texts(before, page)):
+            trial = other.model_copy(update={"checks": [*other.checks, check]})
             held = engine.evaluate_now([trial])
             if held.ok and held.results and not all(ok for ok, _ in held.results[0]):
                 engine.put_state(trial)
@@ -307,6 +317,43 @@ class Recorder:
                     detail=f"told apart from {name!r} by its text {literal!r}",
                 )
                 return
+
+    def _apart_from_later(
+        self, engine: Engine, spec: StateSpec, state: State, page: Observation
+    ) -> State:
+        """``spec``, declared before states made earlier in this run on the same address
+        (a single-page app: an end state found after the form that leads to it), takes
+        a text this page shows and theirs did not, or in replay it would take their page."""
+        order = [s.name for s in self.workflow.states]
+        mine = order.index(spec.name) if spec.name in order else len(order)
+        for name, before in self.made_from.items():
+            if name not in order or order.index(name) < mine or self.made_on[name] != page.url:
+                continue
+            for literal, check in self._text_checks(distinct_texts(page, before)):
+                trial = state.model_copy(update={"checks": [*state.checks, check]})
+                held = engine.evaluate_now([trial])
+                if held.ok and held.results and all(ok for ok, _ in held.results[0]):
+                    engine.event(
+                        "record",
+                        state=spec.name,
+                        url=page.url,
+                        detail=f"told apart from {name!r} by its text {literal!r}",
+                    )
+                    state = trial
+                    break
+        return state
+
+    def _text_checks(self, texts: list[str]) -> Iterator[tuple[str, Check]]:
+        """A text check for each of ``texts`` (a var's value written as its placeholder),
+        none for a text that shows a secret."""
+        for literal in texts:
+            if self.ctx.redact(literal) != literal:
+                continue  # a secret shown on the page never goes into a check
+            text = literal
+            for key, value in sorted(self.ctx.values.items(), key=lambda p: -len(p[1])):
+                if len(value) >= 3:
+                    text = text.replace(value, "{" + key + "}")
+            yield literal, Check(type="text", params={"text": text})
 
     def action_failed(self, engine: Engine, index: int, error: ActionFailed) -> int:
         old = engine.states[index]

@@ -422,6 +422,11 @@ class BuiltinSynthesiser:
             )
         )
 
+    def verdict(self, ctx: Context, page: Observation, spec: StateSpec) -> str:
+        """Whether ``spec``'s triggers hold on ``page``, as far as these rules read them:
+        ``yes``, ``weak``, ``unknown`` or ``no`` (see :meth:`_applies`)."""
+        return self._applies(ctx, page, spec)
+
     def _applies(self, ctx: Context, page: Observation, spec: StateSpec) -> str:
         """``yes`` (triggers parse and hold), ``weak`` (they hold only by landmarks taken
         from this very page), ``unknown`` (some do not parse) or ``no``."""
