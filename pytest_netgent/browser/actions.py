@@ -405,7 +405,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
 
     def wait(self, params: dict[str, Any]) -> None:
         """Stay on the page for ``seconds`` (cut short by the workflow timeout)."""
-        duration = _wait_seconds(params["seconds"])
+        duration = seconds(params["seconds"], "wait", "seconds", zero=True)
         if self.deadline is not None:
             duration = min(duration, max(0.0, self.deadline - time.monotonic()))
         sampler, meter = self.sampler, self.webrtc
@@ -499,17 +499,6 @@ function once() {
 }
 once();
 """
-
-
-def _wait_seconds(value: Any) -> float:
-    """``wait``'s seconds: a number of seconds, 0 or more."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = -1.0
-    if not 0 <= number < float("inf"):
-        raise ActionFailed(f"wait: seconds must be a number of seconds, 0 or more, got {value!r}")
-    return number
 
 
 def _fraction(params: dict[str, Any], action: str) -> float | None:

@@ -250,15 +250,21 @@ class VideoSampler(Meter):
             for entries in ticks.values():
                 self.log.write(entries, self.state)
 
-    def see(self, doc: str, raw: Any) -> None:
-        """An engine tick on document ``doc`` brought the samples ``raw``; on a document
-        new while sampling, the sampler is started in its frames of other sites (the
-        page's own script starts it in the page)."""
+    def see(self, doc: str, raw: Any) -> bool:
+        """An engine tick on document ``doc`` brought the samples ``raw``. True when
+        ``doc`` is new while sampling: :meth:`follow_frames` is due there (no browser
+        call here, so a tick without sampling pays nothing)."""
         if raw:
             self.collect(raw)
         if self._running and doc and doc != self._doc:
             self._doc = doc
-            self._install_far(sampler_source(self.interval))
+            return True
+        return False
+
+    def follow_frames(self) -> None:
+        """Start the sampler in this page's frames of other sites (the page's own
+        script starts it in the page)."""
+        self._install_far(sampler_source(self.interval))
 
     def _install(self, interval: float) -> None:
         self.interval = interval

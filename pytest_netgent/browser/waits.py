@@ -75,11 +75,10 @@ class Waits:
             StaleElementReferenceException,
         )
         limit = self.timeout if timeout is None else timeout
-        left = "" if self.deadline is None else " (what was left of the workflow's timeout)"
+        left = ""
         if self.deadline is not None and self.deadline - time.monotonic() < limit:
             limit = max(self.deadline - time.monotonic(), 0.0)  # no wait past the workflow's
-        else:
-            left = ""
+            left = " (what was left of the workflow's timeout)"
         end = time.monotonic() + limit
         last = ""
         while True:
@@ -103,15 +102,16 @@ def short(exc: Exception) -> str:
     return str(msg).strip().splitlines()[0] if msg else type(exc).__name__
 
 
-def seconds(value: Any, action: str, name: str) -> float:
-    """``value`` as a number of seconds above 0, else an :class:`ActionFailed` naming
-    the action and the parameter."""
+def seconds(value: Any, action: str, name: str, *, zero: bool = False) -> float:
+    """``value`` as a number of seconds above 0 (or 0 too, with ``zero``), else an
+    :class:`ActionFailed` naming the action and the parameter."""
     try:
         number = float(value)
     except (TypeError, ValueError):
         number = -1.0
-    if not number > 0 or number == float("inf"):
-        raise ActionFailed(f"{action}: {name} must be a number of seconds above 0, got {value!r}")
+    if not (number >= 0 if zero else number > 0) or number == float("inf"):
+        least = "0 or more" if zero else "above 0"
+        raise ActionFailed(f"{action}: {name} must be a number of seconds {least}, got {value!r}")
     return number
 
 

@@ -118,8 +118,8 @@ class WebrtcMeter(Meter):
             self.start()
 
     def collect(self, raw: Any) -> None:
-        """Keep the samples ``raw`` taken from a page."""
-        if not isinstance(raw, list):
+        """Keep the samples ``raw`` taken from a page (only while tracking)."""
+        if not isinstance(raw, list) or not self.active:
             return
         for entry in raw:
             if not isinstance(entry, dict) or "t" not in entry:
@@ -127,11 +127,6 @@ class WebrtcMeter(Meter):
             sample: WebrtcSample = self.envelope(entry)
             sample.update((k, v) for k, v in entry.items() if k not in ("t", "page"))
             self.samples.append(sample)
-
-    def see(self, doc: str, raw: Any) -> None:
-        """An engine tick brought the samples ``raw``."""
-        if raw and self.active:
-            self.collect(raw)
 
     def poll(self) -> None:
         """Take the samples waiting in the current page (long waits call it)."""

@@ -342,10 +342,11 @@ class Engine:
             )
         self._hung()
         self.result.ticks += 1
-        self.webrtc.see(tick.doc, tick.rtc)
-        with self._bounded(HANG_S, "the video sampler looked into the page's frames"):
-            self.sampler.see(tick.doc, tick.qoe)
-        self._hung()
+        self.webrtc.collect(tick.rtc)
+        if self.sampler.see(tick.doc, tick.qoe):  # a new page while sampling: its frames
+            with self._bounded(HANG_S, "the video sampler looked into the page's frames"):
+                self.sampler.follow_frames()
+            self._hung()
         if not tick.ok:
             self._recover(tick)
             return None
