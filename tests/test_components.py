@@ -403,7 +403,10 @@ def test_a_model_records_a_single_page_app_from_nothing_and_it_replays(
     model = LLMSynthesiser(OracleChatModel())
     recorded = netgent_browser.run(file, "city-search", record="all", synthesiser=model)
     told = [e.detail for e in recorded.timeline if e.event == "record"]
-    assert told == ["told apart from 'City' by its text 'Pick a tab'"], told
+    assert told == [
+        "told apart from 'City' by its text 'Pick a tab'",
+        "the states made replay to the end",  # verified before anything was written
+    ], told
     replayed = netgent_browser.run(file, "city-search")
     assert replayed.states_visited == ["Dashboard", "Results", "City"]
     # an end state the model picks where its literal trigger ("The page says 'Sent: ...'")

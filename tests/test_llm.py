@@ -120,7 +120,7 @@ def test_record_with_llm_then_replay_without_it(project: Project) -> None:
         [
             "vague.netgent.yaml::vague: synthesised 'Start', 'Found', 'Reading' -> *vague.json",
             "3 states synthesised, 0 healed, 1 files written; steps resolved: * by builtin, 9 by "
-            "the LLM; LLM calls: 9, tokens: 1080",
+            "the LLM; LLM calls: 9, tokens: 1080, invalid answers: 0",
         ]
     )
     doc = json.loads((project.path / "__netgent__" / "vague" / "vague.json").read_text())
@@ -172,14 +172,14 @@ def test_literal_steps_cost_no_llm_call(project: Project) -> None:
 
 def test_garbage_output_is_retried_then_fails_with_cache_untouched(project: Project) -> None:
     project.workflow("vague", VAGUE)
-    model_project(project, ["I think it is the Start state!", "Start", '{"state": 3}'])
+    model_project(project, ["I think it is the Start state!", '{"state": 3}', '{"state": "Begin"}'])
     result = project.run("--netgent-record")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "  reason: no cached state matches and the RecordingModel synthesiser could not "
-            "decide: the model gave no valid StateChoice in 3 replies; last reply: "
-            "'{\"state\": 3}'"
+            "decide: the model gave no usable StateAnswer in 3 answers; last answer: "
+            '\'{"state": "Begin"}\''
         ]
     )
     assert not (project.path / "__netgent__").exists()
@@ -187,7 +187,9 @@ def test_garbage_output_is_retried_then_fails_with_cache_untouched(project: Proj
     assert len(sent) == 3
     # each retry shows the model its invalid reply and what was wrong with it
     assert sent[1][1] == "I think it is the Start state!"
-    assert sent[1][2].startswith("That reply was not valid: ")
+    assert sent[1][2].startswith("That answer cannot be used: ")
+    # the whole error: what is wrong and which values are allowed
+    assert "Input should be 'Start'" in sent[2][4], sent[2][4]
 
 
 def test_secret_never_reaches_the_model(project: Project) -> None:
@@ -262,21 +264,22 @@ def test_load_model_from_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyP
         ModelSpecError, match=r"'json:gpt-4o' \('gpt-4o' is a model's name, not an attribute of"
     ):
         load_model("json:gpt-4o")
-    with pytest.raises(ModelSpecError, match=r"neither 'builtin', 'module:attr' nor"):
+    with pytest.raises(ModelSpecError, match=r"neither 'builtin', 'local', 'module:attr' nor"):
         load_model("gpt4")
 
 
 def test_provider_model_is_langchains_and_a_missing_provider_a_usage_error(
     project: Project,
 ) -> None:
-    """The llm extra brings LangChain's init_chat_model: 'openai:gpt-4o' (the help's own
-    example) is read as provider:model, and without the provider's package the one usage
-    error names the install line."""
+    """The llm extra brings LangChain's init_chat_model: 'mistralai:mistral-large-latest'
+    is read as provider:model, and without the provider's package the one usage error
+    names the install line."""
     project.workflow("vague", VAGUE)
-    result = project.run("--netgent-record", "--netgent-llm=openai:gpt-4o")
+    spec = "mistralai:mistral-large-latest"
+    result = project.run("--netgent-record", f"--netgent-llm={spec}")
     # one usage error before anything runs, not a failure per item
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--netgent-llm 'openai:gpt-4o'*: *pip install*langchain-openai*"])
+    result.stderr.fnmatch_lines([f"*--netgent-llm '{spec}'*: *pip install*langchain-mistralai*"])
     result = project.run("--netgent-record", "--netgent-llm=nosuchprovider:some-model")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
@@ -320,7 +323,7 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
         [
             "vague.netgent.yaml::vague: healed 'Start' -> *vague.json",
             "0 states synthesised, 1 healed, 1 files written; steps resolved: 0 by builtin, 2 by "
-            "the LLM; LLM calls: 3, tokens: 360",
+            "the LLM; LLM calls: 3, tokens: 360, invalid answers: *",
         ]
     )
     sent = prompts(project)
@@ -394,7 +397,7 @@ def test_a_failing_model_is_its_own_cause(project: Project, error: str, shown: s
     result.stdout.fnmatch_lines(
         [
             "model error in workflow 'vague' (vague.netgent.yaml:*)",
-            "  reason: the model Failing failed while answering StateChoice for workflow "
+            "  reason: the model Failing failed while answering StateAnswer for workflow "
             f"'vague': {shown}",
         ]
     )
@@ -408,15 +411,15 @@ def test_a_failing_model_is_its_own_cause(project: Project, error: str, shown: s
 def test_the_model_may_not_open_a_page_it_writes_itself(url: str) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from pytest_netgent.synthesis import Context, Unresolved
-    from pytest_netgent.synthesis.llm import LLMSynthesiser
+    from pytest_netgent.synthesis import Context
+    from pytest_netgent.synthesis.llm import LLMSynthesiser, Refused
     from pytest_netgent.synthesis.observation import Observation
     from pytest_netgent.workflow.messages import ActionOutput
 
     synth = LLMSynthesiser(FakeListChatModel(responses=["{}"]))
     output = ActionOutput(action="navigate", params={"url": url}, reasoning="go")
     page = Observation(url="http://127.0.0.1:8000/wiki/", title="Wiki")
-    with pytest.raises(Unresolved, match="only http"):
+    with pytest.raises(Refused, match="only http"):
         synth._to_action(Context(workflow="w"), page, output)
     fine = ActionOutput(action="navigate", params={"url": "http://127.0.0.1:8000/x"}, reasoning="")
     assert synth._to_action(Context(workflow="w"), page, fine).params["url"].endswith("/x")

@@ -40,7 +40,7 @@ def test_record_from_nothing_then_replay_without_synthesis(project: Project) -> 
             "*= netgent record =*",
             "search.netgent.yaml::search: synthesised 'Home', 'Results', 'Article' -> *search.json",
             "3 states synthesised, 0 healed, 1 files written; steps resolved: * by builtin, 0 by "
-            "the LLM; LLM calls: 0, tokens: 0",
+            "the LLM; LLM calls: 0, tokens: 0, invalid answers: 0",
         ]
     )
     doc = json.loads(cache.read_text())

@@ -123,7 +123,8 @@ class Engine:
             host = urlsplit(substitute(settings.start_url, self.values)).hostname
             self.allowed = [host] if host else None
         self.result = RunResult(workflow=workflow)
-        self._t0 = 0.0
+        self.t0 = 0.0
+        """``time.monotonic()`` when the run started: its timeout counts from here."""
         self._last_tick = Tick()
         self._last_state = ""
         self._url = ""
@@ -139,7 +140,7 @@ class Engine:
 
     def _event(self, event: str, **fields: str) -> None:
         now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-        elapsed = round(time.monotonic() - self._t0, 4)
+        elapsed = round(time.monotonic() - self.t0, 4)
         clean = {k: self.redact(v) for k, v in fields.items()}
         self.result.note(TimelineEvent(event, now, elapsed, **clean))
 
@@ -218,7 +219,7 @@ class Engine:
 
     def run(self) -> RunResult:
         """Run to an end state or a failure; the result's ``error`` says which."""
-        self._t0 = time.monotonic()
+        self.t0 = time.monotonic()
         self.sampler.started = self.webrtc.started = time.time()  # samples count from here
         self.result.qoe = self.sampler.samples
         self.result.webrtc = self.webrtc.samples
@@ -256,7 +257,7 @@ class Engine:
             if self.guard is not None:
                 self.guard.stop()
             self.watchdog.close()
-            self.result.duration = time.monotonic() - self._t0
+            self.result.duration = time.monotonic() - self.t0
             if not dead:
                 self._stop_sampling()
                 self.result.final_url = self.redact(self._current_url())
@@ -282,8 +283,8 @@ class Engine:
             url = substitute(s.start_url, self.values)
             self.check_navigation(url)
             self._navigate(url)
-        end_at = self._t0 + s.duration if s.duration else None
-        at = self._at = Position(self._t0 + s.timeout, end_at)
+        end_at = self.t0 + s.duration if s.duration else None
+        at = self._at = Position(self.t0 + s.timeout, end_at)
         at.state_deadline = time.monotonic() + self._wait_for_state()
         while True:
             self.settings.check_cancel(self.workflow, self.result.steps)
@@ -479,10 +480,10 @@ class Engine:
         __tracebackhide__ = True  # its frames below hold the filled values, secrets too
         self.settings.check_cancel(self.workflow, self.result.steps)
         given = deadline is not None
-        deadline = deadline or self._t0 + self.settings.timeout
+        deadline = deadline or self.t0 + self.settings.timeout
         if time.monotonic() >= deadline:
             duration = self.settings.duration
-            if given and duration and time.monotonic() >= self._t0 + duration:
+            if given and duration and time.monotonic() >= self.t0 + duration:
                 raise DurationOver  # the run loop's deadline: it ends the run
             raise self._drift(
                 f"workflow timeout ({self.settings.timeout:g}s) during state {state!r}"
@@ -512,7 +513,7 @@ class Engine:
         )
 
     def _navigate(self, url: str) -> None:
-        deadline = self._t0 + self.settings.timeout
+        deadline = self.t0 + self.settings.timeout
         actions = self._actions(deadline)
         self._event("action", action=f"navigate {self.redact(url)!r}", detail="start_url")
         try:
@@ -542,7 +543,7 @@ class Engine:
 
     def _bounded(self, seconds: float, doing: str) -> contextlib.AbstractContextManager[None]:
         """Arm the watchdog for a WebDriver call, never past the workflow timeout."""
-        left = self._t0 + self.settings.timeout - time.monotonic() + 1.0
+        left = self.t0 + self.settings.timeout - time.monotonic() + 1.0
         return self.watchdog.guard(min(seconds, left), doing)
 
     def _hung(self) -> None:

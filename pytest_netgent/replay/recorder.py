@@ -22,6 +22,7 @@ from ..errors import NetgentError
 from ..synthesis import Context, RecordReport, Synthesiser, Unresolved
 from ..synthesis.builtin import BuiltinSynthesiser
 from ..synthesis.observation import Observation, observe
+from ..synthesis.words import varies_with
 from ..workflow import store
 from ..workflow.automaton import Action, Automaton, Check, State, Synthesis
 from ..workflow.messages import ExecutedState, Message, Toolcall
@@ -62,6 +63,8 @@ class RecordLog:
                     parts.append("synthesised " + ", ".join(repr(n) for n in r["synthesised"]))
                 if r["healed"]:
                     parts.append("healed " + ", ".join(repr(n) for n in r["healed"]))
+                if r.get("invalid"):
+                    parts.append(f"{r['invalid']} invalid model answers (each retried)")
                 target = r["written"] or r["proposed"] or "not written (the item failed)"
                 writer.line(f"{r['item']}: {'; '.join(parts)} -> {target}")
         files = {r["written"] or r["proposed"] for r in records} - {""}
@@ -71,7 +74,8 @@ class RecordLog:
             f"steps resolved: {sum(r['builtin_steps'] for r in records)} by builtin, "
             f"{sum(r['llm_steps'] for r in records)} by the LLM; "
             f"LLM calls: {sum(r['llm_calls'] for r in records)}, "
-            f"tokens: {sum(r['tokens'] for r in records)}"
+            f"tokens: {sum(r['tokens'] for r in records)}, "
+            f"invalid answers: {sum(r.get('invalid', 0) for r in records)}"
         )
 
 
@@ -126,6 +130,7 @@ class Recorder:
         return self.report.made
 
     def _observe(self, engine: Engine) -> Observation:
+        self.ctx.deadline = engine.t0 + engine.settings.timeout  # no model call outlives it
         page = observe(engine.driver, screenshot=self.vision)
         meta = page.to_metadata(engine.result.steps)
         self.context.append(meta.model_copy(update={"screenshot": None}))
@@ -151,18 +156,28 @@ class Recorder:
         return index
 
     def _no_false_end(self, page: Observation, candidates: list[StateSpec]) -> StateSpec:
-        """The state the synthesiser picks; an end state whose triggers, read literally,
-        do not hold on this page would pass the item on a guess: asked again without it."""
+        """The state the synthesiser picks. An end state passes the item: it is asked
+        for again without it when its triggers, read literally, do not hold on this page,
+        or when it would end the run on its first page while states that lead somewhere
+        are on offer and nothing on the page confirms it (a model's guess)."""
         judge = BuiltinSynthesiser()
+
+        def guessed(spec: StateSpec) -> bool:
+            if not spec.end:
+                return False
+            verdict = judge.verdict(self.ctx, page, spec)
+            first = not self.ctx.history and any(not c.end for c in candidates)
+            return verdict == "no" or (first and verdict != "yes")
+
         spec = self.synth.select_state(self.ctx, page, candidates)
-        if not spec.end or judge.verdict(self.ctx, page, spec) != "no":
+        if not guessed(spec):
             return spec
         rest = [c for c in candidates if c.name != spec.name]
         again = self.synth.select_state(self.ctx, page, rest) if rest else spec
-        if again.end and judge.verdict(self.ctx, page, again) == "no":
+        if guessed(again):
             raise Unresolved(
-                f"the state chosen, {again.name!r}, ends the workflow and its triggers do "
-                "not hold on this page"
+                f"the state chosen, {again.name!r}, ends the workflow and nothing on this "
+                "page confirms its triggers"
             )
         return again
 
@@ -175,18 +190,19 @@ class Recorder:
         earlier = [s for s in self.workflow.states[:position] if s.name not in compiled]
         again = matched.name in self.made and not (matched.repeat or matched.continuous)
         url = engine.last_tick.href
+        if again and any(
+            e.event == "state" and e.state == matched.name and e.url == url
+            for e in engine.result.timeline
+        ):
+            # back where it already ran (its own actions may have led there): a loop,
+            # unless a state not compiled yet applies
+            return self._break_loop(engine, matched, compiled, url)
         if again and engine.result.states_visited[-1:] == [matched.name]:
             # a state made in this run fires again on the page its own actions led to:
             # if the state declared next applies here instead, its checks were not
             # exclusive (taking it strengthens them, see _exclusive)
             later = [s for s in self.workflow.states[position + 1 :] if s.name not in compiled]
             earlier += later[:1]
-        elif again and any(
-            e.event == "state" and e.state == matched.name and e.url == url
-            for e in engine.result.timeline
-        ):
-            # back where it already ran: a loop, unless a state not compiled yet applies
-            return self._break_loop(engine, matched, compiled, url)
         if not earlier:
             return None  # the usual case once states exist: no cost
         self.ctx.history = engine.result.states_visited
@@ -238,7 +254,20 @@ class Recorder:
         strict: bool = True,
     ) -> int | None:
         """Make ``spec`` a state with ``checks`` (verified in the page) and run it; checks
-        that do not hold fail the synthesis, or with ``strict=False`` give ``None``."""
+        that do not hold fail the synthesis, or with ``strict=False`` give ``None``.
+        Checks that carry this item's value of a parameter are left out: they would not
+        hold for the workflow's other items."""
+        said = " ".join([spec.description, *spec.triggers])
+        varying = {c.describe(): varies_with(c.params, self.ctx, said) for c in checks}
+        checks = [c for c in checks if varying[c.describe()] is None]
+        if not checks:
+            if not strict:
+                return None
+            raise SynthesisFailed(
+                f"the triggers synthesised for state {spec.name!r} on {page.url} hold only "
+                f"for this item's value of {', '.join(sorted(set(filter(None, varying.values()))))}"
+                ": describe what the page shows for every value (a heading, the search box)"
+            )
         state = State(
             name=spec.name,
             description=spec.description,
@@ -286,10 +315,8 @@ class Recorder:
                     self._tell_apart(engine, other, spec.name, page)
                 continue
             pinned = [c for c in other.checks if c.type != "url"]
-            url = made_on
-            if self.ctx.base_url and url.startswith(self.ctx.base_url):
-                url = "{base_url}" + url[len(self.ctx.base_url) :]
-            pinned.insert(0, Check(type="url", params={"url": url}))
+            pinned.insert(0, self._pin(made_on))
+            url = pinned[0].params["url"]
             engine.put_state(other.model_copy(update={"checks": pinned}))
             engine.event(
                 "record",
@@ -297,6 +324,21 @@ class Recorder:
                 url=page.url,
                 detail=f"pinned to {url}: its checks also held on the page of {spec.name!r}",
             )
+
+    def _pin(self, made_on: str) -> Check:
+        """A URL check for the address a state was made on, as it holds for every item:
+        a parameter's value in it as its placeholder; where the address encodes the
+        value (spaces, symbols), the address up to its query."""
+        url = made_on
+        if self.ctx.base_url and url.startswith(self.ctx.base_url):
+            url = "{base_url}" + url[len(self.ctx.base_url) :]
+        for name in self.ctx.varying:
+            value = str(self.ctx.values.get(name, ""))
+            if len(value) >= 3 and value in url:
+                url = url.replace(value, "{" + name + "}")
+        if varies_with({"url": url}, self.ctx) is not None:
+            return Check(type="url", params={"url": url.split("?")[0], "ignore_query": True})
+        return Check(type="url", params={"url": url})
 
     def _tell_apart(self, engine: Engine, other: State, name: str, page: Observation) -> None:
         """On one address (a single-page app), state ``other``, made in this run and
@@ -382,6 +424,7 @@ class Recorder:
         actions: list[Action] = []
         for number, instruction in enumerate(spec.actions, 1):
             taken: list[Action] = []
+            self.ctx.failed = []
             finished = False
             for _step in range(self.agent_steps):
                 try:
@@ -393,23 +436,21 @@ class Recorder:
                     raise self._failed(
                         f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
                     ) from None
-                for action in resolved:
-                    call = Toolcall(name=action.type, args=dict(action.params))
-                    try:
-                        engine.run_action(spec.name, len(actions) + 1, action)
-                    except Exception as exc:  # noted in the context the model sees, then raised
-                        self.context.append(call.model_copy(update={"error": str(exc)}))
-                        raise
-                    self.context.append(call)
-                    actions.append(action)
-                    taken.append(action)
+                try:
+                    self._run(engine, spec.name, resolved, actions, taken)
+                except ActionFailed as exc:
+                    # an action synthesis chose that the page refuses is a wrong choice,
+                    # not UI drift: the synthesiser is told, and the step taken again
+                    self.ctx.failed.append(str(exc))
+                    finished = False
+                    continue
                 if finished:
                     break
             if not finished:
+                tried = [a.describe() for a in taken] + self.ctx.failed
                 raise SynthesisFailed(
                     f"state {spec.name!r}, instruction {number} ({instruction!r}) was not "
-                    f"finished in {self.agent_steps} agent steps: "
-                    + ", ".join(a.describe() for a in taken)
+                    f"finished in {self.agent_steps} agent steps: " + "; ".join(tried)
                 )
         state = state.model_copy(update={"actions": actions})
         self.context.append(
@@ -421,11 +462,31 @@ class Recorder:
                 actions=[a.model_dump(mode="json") for a in state.actions],
             )
         )
-        if spec.name in self.cached:
-            self.report.healed.append(spec.name)
-        else:
-            self.report.synthesised.append(spec.name)
+        made = self.report.healed if spec.name in self.cached else self.report.synthesised
+        if spec.name not in made:  # made again (a loop broken, a wrong guess undone)
+            made.append(spec.name)
         return engine.put_state(state)
+
+    def _run(
+        self,
+        engine: Engine,
+        name: str,
+        resolved: list[Action],
+        actions: list[Action],
+        taken: list[Action],
+    ) -> None:
+        """Run the actions synthesis chose for state ``name``; each one that ran joins
+        ``actions`` (the state's) and ``taken`` (the instruction's)."""
+        for action in resolved:
+            call = Toolcall(name=action.type, args=dict(action.params))
+            try:
+                engine.run_action(name, len(actions) + 1, action)
+            except Exception as exc:  # noted in the context the model sees, then raised
+                self.context.append(call.model_copy(update={"error": str(exc)}))
+                raise
+            self.context.append(call)
+            actions.append(action)
+            taken.append(action)
 
     def _failed(self, what: str, exc: Unresolved) -> SynthesisFailed:
         return SynthesisFailed(

@@ -32,7 +32,7 @@ from ..workflow.automaton import Automaton, State
 from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
-from .recorder import StatesProposed, save
+from .recorder import StatesProposed, SynthesisFailed, save
 from .run import RunResult, RunSettings
 from .settings import ReplaySettings
 from .wiring import Wired, run_states
@@ -164,6 +164,8 @@ class NetgentBrowser:
         if isinstance(result.error, BrowserError):
             self._pool.close()  # dead: the next item starts a fresh one
         if wired.recorder is not None:
+            if result.passed and wired.recorder.report.changed:
+                self._verify(wired, spec, previous, values, secrets, guard, window)
             self._keep_record(wired, spec.name, previous, cache_file, plan.mode)
         if isinstance(result.error, ReplayError):
             result.error.with_details(
@@ -216,6 +218,50 @@ class NetgentBrowser:
             cancel=cancel,
             watch_requests=not self._pool.options.uc,
             network=self.network,
+        )
+
+    def _verify(
+        self,
+        wired: Wired,
+        spec: Workflow,
+        previous: Automaton | None,
+        values: dict[str, Any],
+        secrets: dict[str, Any],
+        guard: Any,
+        window: tuple[int, int],
+    ) -> None:
+        """Replay what a recording run made, from a reset browser as the next item would,
+        before anything is written: states that passed the recording by a guess (a model
+        that took one page for another) fail it here, and nothing is written."""
+        assert wired.recorder is not None
+        result = wired.result
+        doc = wired.recorder.document(wired.engine, previous)
+        self._pool.reset(result.origins)
+        self._pool.size_window(window)
+        check = run_states(
+            self.driver,
+            spec.name,
+            doc.states,
+            values,
+            secrets,
+            self._run_settings(spec, None, None, None),
+            order=[s.name for s in spec.states],
+            guard=guard,
+        ).result
+        self.origins |= check.origins
+        if check.passed:
+            wired.engine.event("record", detail="the states made replay to the end")
+            return
+        made = ", ".join(repr(n) for n in sorted(wired.recorder.made))
+        why = getattr(check.error, "reason", "") or str(check.error)
+        result.passed = False
+        result.error = ReplayError(
+            f"the states recorded ({made}) reached the end, but replaying them does not "
+            f"({why}); nothing was written. The synthesiser took one page for another: "
+            "make the triggers of these states literal (\"The page says '...'\"), or "
+            "record with a stronger model",
+            getattr(check.error, "context", None),
+            cause=SynthesisFailed.cause,
         )
 
     def _keep_record(

@@ -67,6 +67,7 @@ def run_states(
             secrets=sorted(secrets),
             base_url=str(values.get("base_url", "")),
             redact=Redactor(dict(secrets)),
+            varying=sorted(record.parametrize),
         )
         recorder = Recorder(
             record, synthesiser or build_synthesiser(), ctx, cached or set(), window=window

@@ -47,6 +47,13 @@ class Context:
     base_url: str = ""
     redact: Callable[[str], str] = field(default=lambda text: text)
     """Replaces secret values by ``{name}``: applied to everything sent to a model."""
+    varying: list[str] = field(default_factory=list)
+    """Names of the workflow's parameters: their values change from item to item, so a
+    check that holds only for this item's value must not be recorded."""
+    deadline: float | None = None
+    """``time.monotonic()`` by which the run must end: no model call outlives it."""
+    failed: list[str] = field(default_factory=list)
+    """Actions chosen for the current instruction that the page refused, and why."""
 
 
 @dataclass
@@ -58,6 +65,8 @@ class Usage:
     llm_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    invalid_answers: int = 0
+    """Model answers that did not validate or could not be used (each was retried)."""
 
     def add(self, other: Usage) -> None:
         """Add ``other``'s counts to these."""
@@ -66,6 +75,7 @@ class Usage:
         self.llm_calls += other.llm_calls
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.invalid_answers += other.invalid_answers
 
 
 @dataclass
@@ -128,11 +138,16 @@ __all__ = ["Context", "Observation", "Synthesiser", "Unresolved", "Usage"]
 
 
 def build_synthesiser(
-    llm: Any | None = None, *, max_calls: int | None = None, max_tokens: int | None = None
+    llm: Any | None = None,
+    *,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    only: bool = False,
 ) -> Synthesiser:
     """The one way a synthesiser is made: builtin rules, then ``llm`` (a langchain-core
-    chat model) for what they cannot decide, within ``max_calls`` model calls and
-    ``max_tokens`` tokens (the LLM synthesiser's defaults when ``None``)."""
+    chat model) for what they cannot decide (``only``: the model alone), within
+    ``max_calls`` model calls and ``max_tokens`` tokens (the LLM synthesiser's defaults
+    when ``None``)."""
     from .builtin import BuiltinSynthesiser
 
     if llm is None:
@@ -144,4 +159,4 @@ def build_synthesiser(
         model.max_calls = max_calls
     if max_tokens is not None:
         model.max_tokens = max_tokens
-    return TieredSynthesiser(BuiltinSynthesiser(), model)
+    return model if only else TieredSynthesiser(BuiltinSynthesiser(), model)

@@ -20,23 +20,37 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import ModelError
 from ..workflow.automaton import CSS_ONLY, Action, Check
 from ..workflow.messages import ActionOutput, Toolcall, format_context
 from ..workflow.spec import StateSpec
 from . import Context, Unresolved, Usage
+from .answers import (
+    ON_ELEMENT,
+    action_answer,
+    action_output,
+    likeliest_first,
+    relevant,
+    state_answer,
+    targets,
+    trigger_answer,
+    typed_texts,
+)
 from .builtin import BuiltinSynthesiser
 from .elements import locator
 from .observation import Observation
-from .words import templatise
+from .words import templatise, varies_with
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -44,21 +58,34 @@ if TYPE_CHECKING:
 Model = TypeVar("Model", bound=BaseModel)
 
 
-class StateChoice(BaseModel):
-    """Stage 1: which state applies."""
-
-    state: str = Field(description="The name of the state that applies now, exactly.")
-    reasoning: str = Field("", description="Why, in one sentence.")
+class Refused(Exception):
+    """An answer that validates but cannot be used; its message is shown to the model."""
 
 
-class TriggerChoice(BaseModel):
-    """Stage 2: which candidate checks recognise the state."""
-
-    checks: list[str] = Field(description="Ids of the chosen candidate checks, e.g. ['c1'].")
-    reasoning: str = Field("", description="Why, in one sentence.")
+class Overran(Exception):
+    """A call outlived the time it was given (:func:`call_within`)."""
 
 
-_ELEMENT_ACTIONS = {"click", "type", "select", "hover", "scroll_to", "play_video"}
+class _Unsupported(Exception):
+    """A structured-output method the backend refused at run time: the next is tried."""
+
+
+_METHODS = ("json_schema", "function_calling", "json_mode", "default", "plain")
+"""Structured-output methods, in the order tried: a schema the backend decodes under
+(a grammar, OpenAI's strict mode), a forced tool call, JSON mode, whatever the model
+class picks, then plain text with the JSON read from it."""
+
+_WORKING: dict[int, str] = {}
+"""The method that worked, per model object (models are made once a session)."""
+
+
+def prefer_method(model: Any, method: str) -> None:
+    """Ask ``model`` for structured output by ``method`` from its first call (one of
+    ``json_schema``, ``function_calling``, ``json_mode``, ``default``, ``plain``), where
+    it is known to be the one that works."""
+    if method not in _METHODS:
+        raise ValueError(f"unknown structured-output method {method!r}: one of {_METHODS}")
+    _WORKING[id(model)] = method
 
 
 @cache
@@ -78,6 +105,66 @@ def _json_from(text: str) -> Any:
     return json.JSONDecoder().raw_decode(text[start:])[0]
 
 
+def normalised(data: Any) -> Any:
+    """NetGent's flat :class:`ActionOutput` (``action``, ``mmid``, ``params``) as the
+    nested answer :func:`action_answer` asks for; anything else as it is."""
+    if not isinstance(data, dict) or "action" not in data or "step" in data:
+        return data
+    step = {"action": data["action"], **(data.get("params") or {})}
+    if data.get("mmid") is not None:
+        step["mmid"] = data["mmid"]
+    return {"reasoning": data.get("reasoning", ""), "step": step, "done": data.get("done", True)}
+
+
+def _error_text(exc: Any) -> str:
+    """A validation error whole, in a few lines, without pydantic's links."""
+    lines = [
+        line.strip()
+        for line in str(exc).splitlines()
+        if line.strip() and "errors.pydantic.dev" not in line
+    ]
+    return "; ".join(lines)[:1500] or type(exc).__name__
+
+
+def _text(message: Any) -> str:
+    content = getattr(message, "content", message)
+    if isinstance(content, list):  # content blocks
+        return " ".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
+    return str(content)
+
+
+def _said(raw: Any) -> str:
+    """What a structured call's raw message said: its text, else its tool call's arguments."""
+    said = _text(raw) if raw is not None else ""
+    calls = getattr(raw, "tool_calls", None) or []
+    if not said.strip() and calls:
+        said = json.dumps(calls[0].get("args", {}))
+    return said
+
+
+def call_within(fn: Callable[[Any], Any], arg: Any, seconds: float | None) -> Any:
+    """``fn(arg)``, or :class:`Overran` after ``seconds`` (the call is left to end
+    on its own in a daemon thread: a model client cannot be interrupted from outside)."""
+    if seconds is None:
+        return fn(arg)
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(arg)
+        except BaseException as exc:  # handed to the caller's thread as it is
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="netgent-model-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise Overran(seconds)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 class LLMSynthesiser:
     """Synthesis by a langchain-core ``BaseChatModel``."""
 
@@ -89,6 +176,7 @@ class LLMSynthesiser:
         images: bool | None = None,
         max_calls: int = 100,
         max_tokens: int = 200_000,
+        max_elements: int = 40,
     ) -> None:
         self.model = model
         self.retries = retries
@@ -96,6 +184,8 @@ class LLMSynthesiser:
         """Most model calls this synthesiser makes (one item's budget)."""
         self.max_tokens = max_tokens
         """Most tokens (in and out) this synthesiser spends."""
+        self.max_elements = max_elements
+        """Most page elements one action prompt lists (the instruction's likeliest)."""
         profile = getattr(model, "profile", None) or {}
         self.vision = bool(profile.get("image_inputs")) if images is None else images
         """Whether page screenshots are sent (default: the model's profile says it
@@ -106,11 +196,19 @@ class LLMSynthesiser:
     # ------------------------------------------------------------------ calling
 
     def ask(
-        self, prompt: str, schema: type[Model], ctx: Context, page: Observation | None = None
-    ) -> Model:
+        self,
+        prompt: str,
+        schema: type[Model],
+        ctx: Context,
+        page: Observation | None = None,
+        accept: Callable[[Model], Any] | None = None,
+    ) -> Any:
         """Send ``prompt`` (secrets redacted, with the page's screenshot for models that
-        accept images); a validated ``schema`` object, or :class:`Unresolved` after the
-        retries."""
+        accept images) and return the validated ``schema`` answer, or what ``accept``
+        makes of it. An answer that does not validate, or that ``accept`` refuses (raising
+        :class:`Refused`), is shown to the model with the whole error and asked again, at
+        most :attr:`retries` times; then :class:`Unresolved` with the last answer. Every
+        invalid answer is counted in :attr:`usage`."""
         from langchain_core.messages import AIMessage, HumanMessage
 
         content: Any = ctx.redact(prompt)
@@ -123,39 +221,79 @@ class LLMSynthesiser:
                 },
             ]
         messages: list[Any] = [HumanMessage(content)]
-        structured = self._structured(schema)
-        last = ""
+        said = ""
         for _attempt in range(self.retries + 1):
             self._within_budget(ctx)
-            self.usage.llm_calls += 1
-            if structured is not None:
-                out = self._invoke(structured, messages, schema, ctx)
-                self._count(out.get("raw"))
-                parsed = out.get("parsed")
-                if isinstance(parsed, schema):
-                    return parsed
-                last = str(out.get("parsing_error") or out.get("raw"))
-                error = last
-            else:
-                reply = self._invoke(self.model, messages, schema, ctx)
-                self._count(reply)
-                last = str(reply.content)
+            said, parsed, error = self._answer(messages, schema, ctx)
+            if parsed is not None:
                 try:
-                    return schema.model_validate(_json_from(last))
-                except (ValueError, ValidationError) as exc:
-                    error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                messages += [
-                    AIMessage(last),
-                    HumanMessage(
-                        f"That reply was not valid: {error}. Reply again with JSON only, "
-                        "matching the schema."
-                    ),
-                ]
-        said = last.strip().replace("\n", " ")
+                    return accept(parsed) if accept is not None else parsed
+                except Refused as exc:
+                    error = str(exc)
+            self.usage.invalid_answers += 1
+            messages += [
+                AIMessage(said or "(no answer)"),
+                HumanMessage(
+                    f"That answer cannot be used: {ctx.redact(error)}\nAnswer again with "
+                    "one JSON object that fixes this, choosing only among the listed values."
+                ),
+            ]
+        flat = " ".join(said.split())
         raise Unresolved(
-            f"the model gave no valid {schema.__name__} in {self.retries + 1} replies; "
-            f"last reply: {said[:300]!r}"
+            f"the model gave no usable {schema.__name__} in {self.retries + 1} answers; "
+            f"last answer: {ctx.redact(flat)[:300]!r}"
         )
+
+    def _answer(
+        self, messages: list[Any], schema: type[Model], ctx: Context
+    ) -> tuple[str, Model | None, str]:
+        """One model call: what it said, the answer if it validates, else why not. The
+        structured-output methods are tried in turn until one works for this model (a
+        backend may refuse one at run time: llama.cpp's server answers HTTP 500 to
+        ``json_schema``); the one that worked is kept for the model's later calls."""
+        key = id(self.model)
+        methods = [_WORKING[key]] if key in _WORKING else list(_METHODS)
+        refused: set[str] = set()
+        for position, method in enumerate(methods):
+            runnable = self._runnable(schema, method)
+            if runnable is None:
+                continue
+            self.usage.llm_calls += 1
+            last = position == len(methods) - 1 or key in _WORKING
+            try:
+                out = self._invoke(runnable, messages, schema, ctx, last=last, refused=refused)
+            except _Unsupported:
+                continue
+            _WORKING[key] = method
+            if method == "plain":
+                said = _text(out)
+                self._count(out, messages, said)
+                try:
+                    return said, schema.model_validate(normalised(_json_from(said))), ""
+                except (ValueError, ValidationError) as exc:
+                    return said, None, _error_text(exc)
+            raw = out.get("raw")
+            said = _said(raw)
+            self._count(raw, messages, said)
+            parsed = out.get("parsed")
+            if isinstance(parsed, schema):
+                return said, parsed, ""
+            try:  # a reply the method's parser missed (prose around it, a flat action)
+                return said, schema.model_validate(normalised(_json_from(said))), ""
+            except (ValueError, ValidationError) as exc:
+                return said, None, _error_text(out.get("parsing_error") or exc)
+        raise ModelError(f"the model {self.name} takes no structured output and no plain chat")
+
+    def _runnable(self, schema: type[BaseModel], method: str) -> Any:
+        """The model asked for ``schema`` by ``method`` (``plain``: the model itself, the
+        JSON read from its text); None where the model does not offer that method."""
+        if method == "plain":
+            return self.model
+        kwargs = {} if method == "default" else {"method": method}
+        try:
+            return self.model.with_structured_output(schema, include_raw=True, **kwargs)
+        except (NotImplementedError, ValueError, TypeError):
+            return None  # not this method (or none at all: a plain chat model)
 
     def _within_budget(self, ctx: Context) -> None:
         tokens = self.usage.input_tokens + self.usage.output_tokens
@@ -168,80 +306,114 @@ class LLMSynthesiser:
             )
 
     def _invoke(
-        self, runnable: Any, messages: list[Any], schema: type[BaseModel], ctx: Context
+        self,
+        runnable: Any,
+        messages: list[Any],
+        schema: type[BaseModel],
+        ctx: Context,
+        *,
+        last: bool = True,
+        refused: set[str] | None = None,
     ) -> Any:
-        """One model call; whatever the model raises becomes a :class:`ModelError` that
-        names the model and what it was asked."""
+        """One model call, within the time the workflow has left; whatever the model
+        raises becomes a :class:`ModelError` that names the model and what it was asked
+        (or :class:`_Unsupported` while other methods remain to be tried and the error
+        is not one an earlier method met too)."""
+        left = None if ctx.deadline is None else ctx.deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise ModelError(
+                f"the workflow {ctx.workflow!r} ran out of time before the model was asked "
+                f"for {schema.__name__}: raise the workflow's 'timeout'"
+            )
         try:
-            return runnable.invoke(messages)
+            return call_within(runnable.invoke, messages, left)
+        except Overran:
+            raise ModelError(
+                f"the model {self.name} gave no {schema.__name__} for workflow "
+                f"{ctx.workflow!r} within the {left or 0:.0f}s the workflow had left: use a "
+                "faster model, or raise the workflow's 'timeout'"
+            ) from None
         except Exception as exc:  # any provider's own error, told with the model and question
-            text = str(exc).strip().splitlines()
+            said = " ".join(str(exc).split())
+            # another method may work where this one was refused; the same error twice
+            # (a rate limit, a network error) is not about the method
+            timed_out = "timeout" in type(exc).__name__.lower()
+            if refused is not None and not last and not timed_out and said not in refused:
+                refused.add(said)
+                raise _Unsupported from None
             raise ModelError(
                 f"the model {self.name} failed while answering {schema.__name__} for workflow "
-                f"{ctx.workflow!r}: {type(exc).__name__}: {ctx.redact(text[0]) if text else ''}"
+                f"{ctx.workflow!r}: {type(exc).__name__}: {ctx.redact(said)[:1000]}"
             ) from None
 
-    def _structured(self, schema: type[BaseModel]) -> Any:
-        try:
-            return self.model.with_structured_output(schema, include_raw=True)
-        except NotImplementedError:
-            return None  # plain chat model: JSON in the reply
-
-    def _count(self, message: Any) -> None:
+    def _count(self, message: Any, messages: list[Any], said: str) -> None:
+        """Tokens as the model reports them (LangChain's ``usage_metadata``, else the
+        provider's ``token_usage``); estimated at 4 characters a token when it reports
+        none, so that the token budget always holds."""
         meta = getattr(message, "usage_metadata", None) or {}
-        self.usage.input_tokens += int(meta.get("input_tokens", 0))
-        self.usage.output_tokens += int(meta.get("output_tokens", 0))
+        sent, got = meta.get("input_tokens"), meta.get("output_tokens")
+        if sent is None:
+            usage = (getattr(message, "response_metadata", None) or {}).get("token_usage") or {}
+            sent, got = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if sent is None:
+            sent = sum(len(str(m.content)) for m in messages) // 4
+            got = len(said) // 4
+        self.usage.input_tokens += int(sent)
+        self.usage.output_tokens += int(got or 0)
 
-    def _prompt(self, name: str, schema: type[BaseModel], **fields: str) -> str:
-        schema_text = json.dumps(schema.model_json_schema(), indent=1)
-        return prompt_template(name).substitute(schema=schema_text, **fields)
+    def _prompt(self, name: str, **fields: str) -> str:
+        """The prompt ``name`` filled in. The answer's shape is shown by example, not as
+        a JSON Schema: a small model copies a schema's titles and descriptions back as
+        values; the schema itself goes to the backend, which decodes under it."""
+        return prompt_template(name).substitute(**fields)
 
     # ------------------------------------------------------------------ stages
 
     def select_state(
         self, ctx: Context, page: Observation, candidates: list[StateSpec]
     ) -> StateSpec:
+        candidates = likeliest_first(candidates, ctx)
         states = "\n".join(
             f"- {s.name}: {s.description} Triggers: {'; '.join(s.triggers) or '-'}. "
             f"Actions: {'; '.join(s.actions) or '-'}."
             for s in candidates
         )
+        schema = state_answer([s.name for s in candidates])
         prompt = self._prompt(
             "SELECT_STATE",
-            StateChoice,
             workflow=ctx.workflow,
             description=ctx.description,
             states=states,
             history="\n".join(f"- {h}" for h in ctx.history) or "(none yet)",
-            page=page.describe(),
+            page=described(ctx, page),
         )
-        choice = self.ask(prompt, StateChoice, ctx, page)
         by_name = {s.name: s for s in candidates}
-        if choice.state not in by_name:
-            raise Unresolved(
-                f"the model chose {choice.state!r}, which is not one of "
-                + ", ".join(repr(n) for n in by_name)
-            )
+        chosen: StateSpec = self.ask(
+            prompt, schema, ctx, page, lambda answer: by_name[answer.model_dump()["state"]]
+        )
         self.usage.llm_steps += 1
-        return by_name[choice.state]
+        return chosen
 
     def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
-        candidates = candidate_checks(ctx, page)
+        candidates = candidate_checks(ctx, page, " ".join([state.description, *state.triggers]))
         listing = "\n".join(f"{key}: {check.describe()}" for key, check in candidates.items())
+        schema = trigger_answer(list(candidates))
         prompt = self._prompt(
             "DEFINE_TRIGGERS",
-            TriggerChoice,
             state=state.name,
             triggers="\n".join(f"- {t}" for t in state.triggers) or "- (none given)",
             candidates=listing,
-            page=page.describe(),
+            page=described(ctx, page),
         )
-        choice = self.ask(prompt, TriggerChoice, ctx, page)
-        unknown = [c for c in choice.checks if c not in candidates]
-        if unknown or not choice.checks:
-            raise Unresolved(f"the model chose unknown or no candidate checks: {choice.checks}")
+        checks: list[Check] = self.ask(
+            prompt,
+            schema,
+            ctx,
+            page,
+            lambda answer: [candidates[c] for c in dict.fromkeys(answer.model_dump()["checks"])],
+        )
         self.usage.llm_steps += 1
-        return [candidates[c] for c in choice.checks]
+        return checks
 
     def resolve_instruction(
         self,
@@ -252,28 +424,35 @@ class LLMSynthesiser:
         done: list[Action],
     ) -> tuple[list[Action], bool]:
         """One web-agent step: the next action for ``instruction`` and whether it ends it."""
+        page = relevant(page, instruction, self.max_elements)
         values = "\n".join(f"{{{k}}} = {v}" for k, v in ctx.values.items())
         values += "".join(f"\n{{{name}}} = (secret, never shown)" for name in ctx.secrets)
+        schema = action_answer(targets(page), texts=typed_texts(instruction))
         prompt = self._prompt(
             "ACTION",
-            ActionOutput,
             values=values or "(none)",
             state=state.name,
             instruction=instruction,
             done=format_context(Toolcall(name=a.type, args=a.params) for a in done) or "(none yet)",
-            page=page.describe(),
+            failed="\n".join(f"- {ctx.redact(f)}" for f in ctx.failed[-3:]) or "(none)",
+            page=described(ctx, page),
         )
-        output = self.ask(prompt, ActionOutput, ctx, page)
-        if output.action == "terminate":
-            if not done:
-                raise Unresolved(
-                    f"the model ended instruction {instruction!r} before any action: "
-                    f"{output.reasoning!r}"
-                )
-            return [], True
-        action = self._to_action(ctx, page, output)
-        self.usage.llm_steps += 1
-        return [action], output.done
+
+        def accept(answer: BaseModel) -> tuple[list[Action], bool]:
+            output = action_output(answer)
+            if output.action == "terminate":
+                if not done:
+                    raise Refused(
+                        f"'terminate' says instruction {instruction!r} is complete, but no "
+                        "action was taken for it yet: choose the action that carries it out"
+                    )
+                return [], True
+            return [self._to_action(ctx, page, output)], output.done
+
+        step: tuple[list[Action], bool] = self.ask(prompt, schema, ctx, page, accept)
+        if step[0]:
+            self.usage.llm_steps += 1
+        return step
 
     def _to_action(self, ctx: Context, page: Observation, output: ActionOutput) -> Action:
         params = {k: v for k, v in output.params.items() if k not in ("by", "selector")}
@@ -285,30 +464,39 @@ class LLMSynthesiser:
             scheme = urlsplit(url).scheme.lower()
             if not (url.startswith("{base_url}") or scheme in ("http", "https")):
                 # a data: or javascript: page would run what the model wrote, anywhere
-                raise Unresolved(
+                raise Refused(
                     f"the model chose to open {url[:60]!r}: only http(s) pages may be opened"
                 )
-        if output.action in _ELEMENT_ACTIONS or output.mmid is not None:
+        if output.action in ON_ELEMENT or output.mmid is not None:
             if output.mmid is None:
-                raise Unresolved(f"the model gave no element for {output.action!r}")
+                raise Refused(f"the model gave no element for {output.action!r}")
             el = page.element(output.mmid)
             if el is None:
-                raise Unresolved(f"the model chose element {output.mmid}, which is not listed")
+                raise Refused(f"the model chose element {output.mmid}, which is not listed")
             params.update(locator(el))
             by = params.pop("by") if output.action in CSS_ONLY else "css selector"
             if by != "css selector":  # play_video's selector is CSS by definition
-                raise Unresolved(f"element {output.mmid} has no CSS selector")
+                raise Refused(f"element {output.mmid} has no CSS selector")
             if el.box is not None and output.action == "click":
                 params.setdefault("x", el.box.x)  # kept only as a last resort
                 params.setdefault("y", el.box.y)
         try:
             return Action.model_validate({"type": output.action, "params": params})
         except ValidationError as exc:
-            raise Unresolved(f"the model's {output.action!r} action is invalid: {exc}") from None
+            raise Refused(f"the model's {output.action!r} action is invalid: {exc}") from None
 
 
-def candidate_checks(ctx: Context, page: Observation) -> dict[str, Check]:
-    """Checks that hold on ``page``, numbered ``c1``, ``c2``... for the model to choose."""
+def described(ctx: Context, page: Observation) -> str:
+    """The page as a prompt shows it, the base URL written ``{base_url}`` (as the checks
+    and actions a model picks keep it; a local site's port changes from run to run)."""
+    text = page.describe()
+    return text.replace(ctx.base_url, "{base_url}") if ctx.base_url else text
+
+
+def candidate_checks(ctx: Context, page: Observation, said: str = "") -> dict[str, Check]:
+    """Checks that hold on ``page``, numbered ``c1``, ``c2``... for the model to choose
+    (none that holds only for this item's parameter values, unless the state's own words
+    ``said`` name them)."""
     out: list[Check] = []
     url = templatise(page.url, ctx)
     out.append(Check(type="url", params={"url": url}))
@@ -331,7 +519,8 @@ def candidate_checks(ctx: Context, page: Observation) -> dict[str, Check]:
         out.append(Check(type="element", params=loc))
     unique: list[Check] = []
     for check in out:
-        if check not in unique:
+        # a check carrying this item's parameter value would not hold for the others
+        if check not in unique and varies_with(check.params, ctx, said) is None:
             unique.append(check)
     return {f"c{i}": c for i, c in enumerate(unique, 1)}
 

@@ -8,6 +8,7 @@ import functools
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from ..workflow.automaton import Action
 from ..workflow.spec import PLACEHOLDER
@@ -163,6 +164,22 @@ def templatise(value: str, ctx: Context) -> str:
         if literal and value == literal:
             return "{" + name + "}"
     return value
+
+
+def varies_with(params: dict[str, Any], ctx: Context, said: str = "") -> str | None:
+    """The parameter (of ``ctx.varying``) whose value this item has and another item does
+    not, if ``params`` carry it literally (as typed, or encoded in an address): a check
+    made of it would hold for this item only. A value the state's own words ``said``
+    name (a trigger "The URL contains /wiki/login") is the user's choice, not a guess."""
+    strings = [str(v).lower() for v in params.values() if isinstance(v, str)]
+    for name in ctx.varying:
+        value = str(ctx.values.get(name, ""))
+        if len(value) < 3 or value.lower() in said.lower():
+            continue  # too short to tell apart from the rest of a text, or asked for
+        forms = {value, quote(value, safe=""), quote_plus(value), quote(value)}
+        if any(form.lower() in text for form in forms for text in strings):
+            return name
+    return None
 
 
 def literal_form(text: str, ctx: Context) -> tuple[str, dict[str, str]]:

@@ -1,0 +1,191 @@
+"""The answer a model may give, built per call from what it may choose.
+
+A loose schema (a free string for the state, any integer for an element) lets a model
+answer things that cannot be right: the schema's own titles as values, an element for an
+action that needs none, ids nobody listed. Here every call gets a schema whose choices
+are the ones on offer: the state names as an enum, the candidate check ids, the element
+numbers shown, and per action exactly the parameters it needs (an element where the
+action acts on one). The fields carry no descriptions (the prompt explains them): a
+small model types a field's description in as its value. A backend that decodes under
+a grammar (llama.cpp, vLLM, OpenAI's strict mode) then cannot produce an invalid answer;
+any other is validated by the same pydantic model and shown its error.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from ..workflow.messages import ActionOutput
+from ..workflow.spec import PLACEHOLDER, StateSpec
+from . import Context
+from .elements import element_kind
+from .observation import Observation
+from .words import GENERIC_NOUNS, tokens
+
+REASONING = Field("", max_length=300)
+
+ELEMENT_ACTIONS = ("click", "hover", "scroll_to", "play_video")
+"""Agent actions on one element and nothing else."""
+
+KEYS = ("Enter", "Tab", "Escape", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Space")
+"""Keys the agent may press (``press_key``)."""
+
+_PARAMS: dict[str, dict[str, Any]] = {
+    "type": {"text": (str, ...)},
+    "select": {"text": (str, ...)},
+    "press_key": {"key": (Literal[KEYS], ...)},
+    "scroll": {
+        "direction": (Literal["down", "up"], "down"),
+        "times": (int, Field(1, ge=1, le=20)),
+    },
+    "navigate": {"url": (str, ...)},
+    "wait": {"seconds": (float, Field(ge=0, le=60))},
+    "go_back": {},
+    "start_video_sampling": {"interval": (float, Field(1.0, gt=0, le=60))},
+    "stop_video_sampling": {},
+    "start_stats_logging": {"out_path": (str, ...), "interval": (float, Field(1.0, gt=0))},
+    "stop_stats_logging": {},
+    "remember_tab": {"name": (str, ...)},
+    "switch_tab": {"name": (str, ...)},
+    "store_current_url": {"name": (str, ...)},
+    "open_stored_url": {"name": (str, ...), "tab_name": (str, "")},
+    "wait_for_text": {"text": (str, ...)},
+    "start_webrtc_tracking": {},
+    "collect_webrtc_metrics": {"out_path": (str, ...)},
+    "terminate": {},
+}
+"""Agent actions without an element, and what each needs besides ``type`` and ``select``
+(which act on one)."""
+
+AGENT_ACTIONS = (*ELEMENT_ACTIONS, *_PARAMS)
+"""Every action the web agent may choose."""
+
+ON_ELEMENT = {*ELEMENT_ACTIONS, "type", "select"}
+"""Agent actions that act on one element (``mmid``)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def state_answer(names: list[str]) -> type[BaseModel]:
+    """Stage 1's answer: one of ``names``."""
+    return create_model(
+        "StateAnswer",
+        __base__=_Strict,
+        reasoning=(str, REASONING),
+        state=(Literal[tuple(names)], ...),
+    )
+
+
+def trigger_answer(ids: list[str], most: int = 4) -> type[BaseModel]:
+    """Stage 2's answer: one to ``most`` of the candidate check ``ids``."""
+    return create_model(
+        "TriggerAnswer",
+        __base__=_Strict,
+        reasoning=(str, REASONING),
+        checks=(
+            list[Literal[tuple(ids)]],  # type: ignore[misc]
+            Field(min_length=1, max_length=most),
+        ),
+    )
+
+
+def action_answer(
+    targets: dict[str, list[int]],
+    actions: tuple[str, ...] = AGENT_ACTIONS,
+    texts: list[str] | None = None,
+) -> type[BaseModel]:
+    """Stage 3's answer: one of ``actions``, each with exactly its parameters; an action
+    on an element names one of ``targets[action]`` (the fields ``type`` can type into,
+    the lists ``select`` can pick from) and is left out where there is none. With
+    ``texts`` (the placeholders and quoted words of the instruction), ``type`` types one
+    of them."""
+    variants: list[type[BaseModel]] = []
+    for name in actions:
+        fields: dict[str, Any] = {"action": (Literal[name], ...)}
+        if name in ON_ELEMENT:
+            mmids = targets.get(name, [])
+            if not mmids:
+                continue
+            fields["mmid"] = (Literal[tuple(mmids)], ...)
+        fields.update(_PARAMS.get(name, {}))
+        if name == "type" and texts:
+            fields["text"] = (Literal[tuple(texts)], ...)
+        variants.append(create_model(f"Do_{name}", __base__=_Strict, **fields))
+    step: Any = variants[0] if len(variants) == 1 else _union(variants)
+    return create_model(
+        "ActionAnswer",
+        __base__=_Strict,
+        reasoning=(str, REASONING),
+        step=(step, Field(discriminator="action")),
+        done=(bool, True),
+    )
+
+
+def _union(variants: list[type[BaseModel]]) -> Any:
+    from typing import Union
+
+    return Union[tuple(variants)]  # noqa: UP007 (built at run time from a list)
+
+
+def action_output(answer: BaseModel) -> ActionOutput:
+    """NetGent's :class:`ActionOutput` for a validated :func:`action_answer`."""
+    step = answer.step.model_dump()  # type: ignore[attr-defined]
+    action = step.pop("action")
+    mmid = step.pop("mmid", None)
+    params = {k: v for k, v in step.items() if v not in ("", None)}
+    return ActionOutput(
+        action=action,
+        mmid=mmid,
+        params=params,
+        reasoning=answer.reasoning,  # type: ignore[attr-defined]
+        done=answer.done,  # type: ignore[attr-defined]
+    )
+
+
+def targets(page: Observation) -> dict[str, list[int]]:
+    """The elements each agent action may act on: ``type`` the fields that take text,
+    ``select`` the lists, ``play_video`` the videos, the others any element."""
+    every = [e.mmid for e in page.elements]
+    kinds = {e.mmid: element_kind(e) for e in page.elements}
+    out = {name: every for name in ON_ELEMENT}
+    out["type"] = [m for m in every if kinds[m] == "text"]
+    out["select"] = [m for m in every if kinds[m] == "select"]
+    out["play_video"] = [e.mmid for e in page.elements if e.tag == "video"]
+    return out
+
+
+def typed_texts(instruction: str) -> list[str]:
+    """What an instruction says to type, when it says: its placeholders (``{query}``)
+    and its quoted words; none when it leaves the text to the agent."""
+    found = [m.group(0) for m in PLACEHOLDER.finditer(instruction)]
+    found += re.findall(r"""["'“‘]([^"'“”‘’]+)["'”’]""", instruction)
+    return list(dict.fromkeys(found))
+
+
+def likeliest_first(candidates: list[StateSpec], ctx: Context) -> list[StateSpec]:
+    """``candidates`` with the states declared after the last one that ran first (in
+    declared order), then the others: a workflow usually moves on, and models favour
+    what they read first."""
+    if not ctx.history or ctx.history[-1] not in ctx.order:
+        return candidates
+    last = ctx.order.index(ctx.history[-1])
+    position = {name: i for i, name in enumerate(ctx.order)}
+    return sorted(candidates, key=lambda s: position.get(s.name, len(ctx.order)) <= last)
+
+
+def relevant(page: Observation, instruction: str, most: int) -> Observation:
+    """``page`` with at most ``most`` elements, likeliest first: those that share the
+    most words with ``instruction``, then the rest in page order. A page of hundreds of
+    elements would not fit a small model's context and drowns the one the instruction
+    names; and models, small ones most, favour what they read first."""
+    wanted = tokens(instruction) - GENERIC_NOUNS  # "link" names no element in particular
+    ranked = sorted(
+        enumerate(page.elements),
+        key=lambda pair: (-len(wanted & tokens(pair[1].describe())), pair[0]),
+    )
+    return page.model_copy(update={"elements": [el for _, el in ranked[:most]]})

@@ -1,0 +1,231 @@
+"""What real models do to synthesis, scripted: answers built per call (enums of what is on
+offer), the structured-output method that a backend refuses at run time, tokens from
+backends that report them elsewhere or not at all, a model slower than the workflow's
+time, checks that hold only for one parameter value, and a recording that passed on a
+guess (caught by the replay before anything is written)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, ClassVar
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import ValidationError
+
+from pytest_netgent.errors import ModelError
+from pytest_netgent.replay.runner import NetgentBrowser
+from pytest_netgent.synthesis import Context, Unresolved, Usage
+from pytest_netgent.synthesis.answers import (
+    action_answer,
+    action_output,
+    relevant,
+    state_answer,
+    typed_texts,
+)
+from pytest_netgent.synthesis.llm import LLMSynthesiser, candidate_checks, normalised
+from pytest_netgent.synthesis.observation import Observation, ObservedElement
+from pytest_netgent.workflow.automaton import Action, Check
+from pytest_netgent.workflow.spec import StateSpec
+from tests.helpers import Project
+
+PAGE = Observation(
+    url="http://127.0.0.1:9/wiki/search?q=WebRTC",
+    title="Search results for WebRTC",
+    elements=[
+        ObservedElement(mmid=1, tag="a", text="NetWiki", name="NetWiki"),
+        ObservedElement(mmid=2, tag="input", name="Search NetWiki", attrs={"type": "search"}),
+        ObservedElement(mmid=3, tag="a", text="WebRTC", name="WebRTC"),
+        ObservedElement(mmid=4, tag="select", name="Language"),
+    ],
+)
+
+
+def test_the_answer_offers_only_what_is_on_the_page() -> None:
+    states = state_answer(["Home", "Results"])
+    with pytest.raises(ValidationError, match="Input should be 'Home' or 'Results'"):
+        states.model_validate({"state": "State"})  # a schema's title copied back
+    answer = action_answer({"click": [1, 3], "type": [2], "select": [4]}, texts=["{query}"])
+    schema = json.dumps(answer.model_json_schema())
+    assert "description" not in schema  # a small model types descriptions in as values
+    ok = answer.model_validate(
+        {"step": {"action": "type", "mmid": 2, "text": "{query}"}, "done": True}
+    )
+    assert action_output(ok).params == {"text": "{query}"}
+    for wrong in (
+        {"step": {"action": "type", "mmid": 1, "text": "{query}"}},  # a link takes no text
+        {"step": {"action": "type", "mmid": 2, "text": "The element's number."}},
+        {"step": {"action": "click"}},  # a click needs its element
+        {"step": {"action": "hover", "mmid": 1}},  # no element for hover on offer
+        {"step": {"action": "press_key", "key": "Enter", "mmid": 2}},  # no extras
+    ):
+        with pytest.raises(ValidationError):
+            answer.model_validate(wrong)
+    # NetGent's flat ActionOutput is read as the nested answer
+    flat = {"action": "click", "mmid": 3, "params": {}, "reasoning": "the result"}
+    assert action_output(answer.model_validate(normalised(flat))).mmid == 3
+
+
+def test_what_an_instruction_says_to_type_is_all_it_may_type() -> None:
+    assert typed_texts("Type {query} into the search box") == ["{query}"]
+    assert typed_texts("Type 'hello world' then {name}") == ["{name}", "hello world"]
+    assert typed_texts("Write a short comment") == []
+
+
+def test_the_likeliest_elements_come_first_and_a_long_page_is_cut() -> None:
+    page = PAGE.model_copy(
+        update={
+            "elements": [ObservedElement(mmid=i, tag="a", name=f"Link {i}") for i in range(1, 100)]
+            + [ObservedElement(mmid=100, tag="a", name="QUIC")]
+        }
+    )
+    shown = relevant(page, "Click the 'QUIC' link", 40)
+    assert len(shown.elements) == 40 and shown.elements[0].mmid == 100
+
+
+def test_checks_that_hold_for_one_parameter_value_are_not_offered() -> None:
+    ctx = Context(
+        workflow="w",
+        values={"query": "WebRTC"},
+        varying=["query"],
+        base_url="http://127.0.0.1:9",
+    )
+    page = PAGE.model_copy(update={"elements": []})
+    offered = [c.describe() for c in candidate_checks(ctx, page).values()]
+    assert not any("WebRTC" in c for c in offered), offered
+    assert "url prefix '{base_url}/wiki/search?'" in offered
+    # unless the state's own words ask for that value
+    said = [c.describe() for c in candidate_checks(ctx, page, "The title says WebRTC").values()]
+    assert any("WebRTC" in c for c in said)
+
+
+class _Backend(FakeListChatModel):
+    """A chat model with structured output by method, as LangChain's OpenAI client has:
+    ``json_schema`` fails at run time (llama.cpp's server: HTTP 500), tool calls work."""
+
+    calls: ClassVar[list[str]] = []
+
+    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kw: Any) -> Any:
+        from langchain_core.runnables import RunnableLambda
+
+        method = kw.get("method", "default")
+
+        def run(messages: Any) -> dict[str, Any]:
+            self.calls.append(method)
+            if method == "json_schema":
+                raise RuntimeError("Error code: 500 - response_format: Input should be 'text'")
+            raw = AIMessage(
+                content="",
+                tool_calls=[{"name": "StateAnswer", "args": {"state": "Home"}, "id": "1"}],
+                response_metadata={"token_usage": {"prompt_tokens": 50, "completion_tokens": 7}},
+            )
+            return {"raw": raw, "parsed": schema(state="Home"), "parsing_error": None}
+
+        return RunnableLambda(run)
+
+
+def test_a_method_the_backend_refuses_falls_back_and_the_working_one_is_kept() -> None:
+    model = _Backend(responses=["unused"])
+    synth = LLMSynthesiser(model)
+    states = [StateSpec(name="Home", triggers=["x"]), StateSpec(name="Other", triggers=["y"])]
+    ctx = Context(workflow="w")
+    assert synth.select_state(ctx, PAGE, states).name == "Home"
+    assert synth.select_state(ctx, PAGE, states).name == "Home"
+    assert model.calls == ["json_schema", "function_calling", "function_calling"]
+    # tokens from the provider's token_usage (what LangChain's usage_metadata lacked)
+    assert (synth.usage.input_tokens, synth.usage.output_tokens) == (100, 14)
+    assert synth.usage.llm_calls == 3
+
+
+def test_tokens_are_estimated_where_a_backend_reports_none() -> None:
+    synth = LLMSynthesiser(FakeListChatModel(responses=['{"state": "Home"}']))
+    synth.select_state(Context(workflow="w"), PAGE, [StateSpec(name="Home", triggers=["x"])])
+    assert synth.usage.input_tokens > 100 and synth.usage.output_tokens == 4
+
+
+def test_an_invalid_answer_is_shown_whole_and_counted() -> None:
+    seen: list[list[Any]] = []
+
+    class Seeing(FakeListChatModel):
+        def _call(self, messages: Any, *args: Any, **kw: Any) -> str:
+            seen.append(list(messages))
+            return super()._call(messages, *args, **kw)
+
+    model = Seeing(responses=['{"state": "State"}', '{"state": "Results"}'])
+    synth = LLMSynthesiser(model)
+    specs = [StateSpec(name="Home", triggers=["x"]), StateSpec(name="Results", triggers=["y"])]
+    assert synth.select_state(Context(workflow="w"), PAGE, specs).name == "Results"
+    assert synth.usage.invalid_answers == 1
+    retry = seen[1]
+    assert isinstance(retry[-1], HumanMessage)
+    assert "Input should be 'Home' or 'Results'" in str(retry[-1].content)
+    assert "errors.pydantic.dev" not in str(retry[-1].content)
+
+
+def test_a_model_slower_than_the_workflow_is_a_model_error_in_time() -> None:
+    class Slow(FakeListChatModel):
+        def _call(self, *args: Any, **kw: Any) -> str:
+            time.sleep(30)
+            return "{}"
+
+    synth = LLMSynthesiser(Slow(responses=["{}"]))
+    ctx = Context(workflow="w", deadline=time.monotonic() + 1.5)
+    start = time.monotonic()
+    with pytest.raises(ModelError, match=r"within the \d+s the workflow had left"):
+        synth.select_state(ctx, PAGE, [StateSpec(name="Home", triggers=["x"])])
+    assert time.monotonic() - start < 10
+
+
+class _Guessing:
+    """A synthesiser that takes the home page for the article: the end state's triggers
+    are the home page's own, so the recording ends on a guess (in replay, the home
+    page's link leads back to it, again and again)."""
+
+    name = "guessing"
+    usage = Usage()
+
+    def select_state(self, ctx: Context, page: Observation, candidates: list[StateSpec]) -> Any:
+        if not ctx.history:
+            return candidates[0]
+        return next((c for c in candidates if c.end), candidates[0])
+
+    def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+        return [Check(type="url", params={"url": "{base_url}/wiki/", "match": "prefix"})]
+
+    def resolve_instruction(self, *args: Any) -> tuple[list[Action], bool]:
+        raise Unresolved("no")
+
+
+GUESS = """
+name: guess
+start_url: "{base_url}/wiki/"
+max_steps: 12
+states:
+  - name: Home
+    triggers: [The wiki home page is shown]
+    actions: [Click the 'NetWiki' link]
+  - name: Article
+    triggers: [An article heading is shown]
+    end: Read
+"""
+
+
+def test_a_recording_that_passed_on_a_guess_is_replayed_and_nothing_written(
+    project: Project, netgent_browser: NetgentBrowser
+) -> None:
+    from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
+
+    class HalfGuessing(_Guessing):
+        """Builtin rules for the actions; the states and their triggers on a guess."""
+
+        def resolve_instruction(self, *args: Any) -> tuple[list[Action], bool]:
+            return BuiltinSynthesiser().resolve_instruction(*args)
+
+    path = project.workflow("guess", GUESS)
+    result = netgent_browser.run(path, record="all", synthesiser=HalfGuessing(), check=False)
+    assert not result.passed
+    assert "reached the end, but replaying them does not" in str(result.error)
+    assert "nothing was written" in str(result.error)
+    assert not (path.parent / "__netgent__").exists()
