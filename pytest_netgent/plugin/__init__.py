@@ -100,9 +100,13 @@ def _check_extras(config: pytest.Config, settings: Settings) -> None:
     try:
         check_model_spec(spec, option)
         if settings.record and spec.strip() not in ("", "builtin"):
+            from ..synthesis.local import is_local, model_path
             from ..synthesis.models import load_model
 
-            load_model(spec, option)  # a model that cannot load stops the session now
+            if is_local(spec):
+                model_path(spec, option)  # its server starts where an item needs it
+            else:
+                load_model(spec, option)  # a model that cannot load stops the session now
     except ModelSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -158,6 +162,7 @@ def pytest_runtest_makereport(
                     "llm_steps": usage.llm_steps,
                     "llm_calls": usage.llm_calls,
                     "tokens": usage.input_tokens + usage.output_tokens,
+                    "invalid": usage.invalid_answers,
                 },
             )
         )
@@ -198,15 +203,19 @@ def netgent_base_url(request: pytest.FixtureRequest, netgent_settings: Settings)
 
 
 @pytest.fixture(scope="session")
-def netgent_llm(pytestconfig: pytest.Config) -> BaseChatModel | None:
+def netgent_llm(pytestconfig: pytest.Config) -> Iterator[BaseChatModel | None]:
     """The chat model record mode uses (None: builtin rules only). Override this fixture
-    in a conftest.py to supply one; plain replay never requests it."""
+    in a conftest.py to supply one; plain replay never requests it. A local model's
+    server ends with the session."""
+    from ..synthesis.local import stop_servers
     from ..synthesis.models import ModelSpecError, load_model
 
     try:
-        return load_model(pytestconfig.stash[settings_key].llm)
+        model = load_model(pytestconfig.stash[settings_key].llm)
     except ModelSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
+    yield model
+    stop_servers()
 
 
 @pytest.fixture
@@ -224,7 +233,10 @@ def netgent_synthesiser(
         return custom
     settings = pytestconfig.stash[settings_key]
     return build_synthesiser(
-        netgent_llm, max_calls=settings.llm_calls, max_tokens=settings.llm_tokens
+        netgent_llm,
+        max_calls=settings.llm_calls,
+        max_tokens=settings.llm_tokens,
+        only=settings.llm_only,
     )
 
 

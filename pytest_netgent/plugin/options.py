@@ -159,6 +159,14 @@ def _record_options(group: pytest.OptionGroup) -> None:
         help="Most model tokens (in and out) one item may spend while recording (default: "
         "ini netgent_llm_tokens, else 200000).",
     )
+    group.addoption(
+        "--netgent-llm-only",
+        dest="netgent_llm_only",
+        action="store_true",
+        default=False,
+        help="The model decides every synthesis step, with no builtin rules first: to test "
+        "or measure a model (the builtin rules still verify what it records).",
+    )
 
 
 def _run_options(group: pytest.OptionGroup) -> None:

@@ -41,6 +41,8 @@ class Settings(ReplaySettings):
     """``--netgent-llm-calls``: most model calls one item may make while recording."""
     llm_tokens: int = 200000
     """``--netgent-llm-tokens``: most model tokens one item may spend while recording."""
+    llm_only: bool = False
+    """``--netgent-llm-only``: the model decides every step, no builtin rules first."""
     live: str = "auto"
     """``--netgent-live``: ``auto`` (status lines in a terminal) or ``off``."""
 
@@ -102,6 +104,7 @@ def resolve(config: pytest.Config) -> Settings:
         llm_option="--netgent-llm" if llm else "ini netgent_llm",
         llm_calls=count("ini netgent_llm_calls")(str(_setting(config, "netgent_llm_calls"))),
         llm_tokens=count("ini netgent_llm_tokens")(str(_setting(config, "netgent_llm_tokens"))),
+        llm_only=bool(config.getoption("netgent_llm_only")),
         live=_live(config),
     )
 

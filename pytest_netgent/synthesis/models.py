@@ -1,8 +1,10 @@
 """Finding the chat model named by ``--netgent-llm``.
 
-``builtin`` (the default) uses no model. ``module:attr`` imports a ``BaseChatModel``
-instance or a factory returning one; ``provider:model`` (``openai:gpt-4o``) goes through
-``langchain.chat_models.init_chat_model`` when the ``langchain`` package is installed.
+``builtin`` (the default) uses no model. ``local`` runs a small open model on this
+machine (:mod:`.local`; ``local:PATH`` another GGUF file). ``module:attr`` imports a
+``BaseChatModel`` instance or a factory returning one; ``provider:model``
+(``openai:gpt-4o``) goes through ``langchain.chat_models.init_chat_model`` when the
+``langchain`` package is installed.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..system.extras import ModelSpecError, check_model_spec, installed
+from .local import is_local, local_model
 
 __all__ = ["ModelSpecError", "load_model"]
 
@@ -30,6 +33,8 @@ def load_model(spec: str, option: str = "--netgent-llm") -> BaseChatModel | None
     spec = spec.strip()
     if spec in ("", "builtin"):
         return None
+    if is_local(spec):
+        return local_model(spec, option)
     module_name, attr = spec.split(":", 1)
     module = _module(module_name, spec, option) if attr.isidentifier() else None
     if module is not None and hasattr(module, attr):

@@ -35,9 +35,9 @@ def check_model_spec(spec: str, option: str = "--netgent-llm") -> None:
     spec = spec.strip()
     if spec in ("", "builtin"):
         return
-    if ":" not in spec:
+    if ":" not in spec and spec != "local":
         raise ModelSpecError(
-            f"{option} {spec!r} is neither 'builtin', 'module:attr' nor "
+            f"{option} {spec!r} is neither 'builtin', 'local', 'module:attr' nor "
             "'provider:model' (e.g. mypackage.models:chat or openai:gpt-4o)"
         )
     if not installed("langchain_core"):
