@@ -84,6 +84,14 @@ def test_a_model_without_its_extra_is_a_usage_error(
     )
 
 
+def test_the_local_model_without_its_extra_names_its_install_line(
+    base_venv: Path, project: Path
+) -> None:
+    done = run(base_venv, project, "--netgent-llm", "local")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "pip install 'pytest-netgent[local]'" in done.stderr
+
+
 def test_a_plain_pytest_run_imports_nothing_heavy(base_venv: Path, project: Path) -> None:
     (project / "conftest.py").write_text(
         "import sys\n\n"

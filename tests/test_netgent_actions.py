@@ -235,8 +235,8 @@ def test_a_model_may_play_a_video_it_points_at() -> None:
     'by', and an element with no CSS locator is refused."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from pytest_netgent.synthesis import Context, Unresolved
-    from pytest_netgent.synthesis.llm import LLMSynthesiser
+    from pytest_netgent.synthesis import Context
+    from pytest_netgent.synthesis.llm import LLMSynthesiser, Refused
     from pytest_netgent.synthesis.observation import Observation, ObservedElement
     from pytest_netgent.workflow.messages import ActionOutput
 
@@ -257,5 +257,5 @@ def test_a_model_may_play_a_video_it_points_at() -> None:
     )  # fmt: skip
     chosen = ActionOutput(action="play_video", mmid=1, reasoning="start it")
     assert synth._to_action(Context(workflow="w"), page, chosen).params == {"selector": "#player"}
-    with pytest.raises(Unresolved, match="element 2 has no CSS selector"):
+    with pytest.raises(Refused, match="element 2 has no CSS selector"):
         synth._to_action(Context(workflow="w"), page, chosen.model_copy(update={"mmid": 2}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,13 @@ def states_of(path: Path) -> dict[str, str]:
 def test_record_from_nothing_then_replay_without_synthesis(project: Project) -> None:
     project.workflow("search", SEARCH_WORKFLOW)
     cache = project.path / "__netgent__" / "search" / "search.json"
-    result = project.run("--netgent-record")
+    result = project.run("--netgent-record", "--junitxml=junit.xml")
     result.assert_outcomes(passed=1)
+    # the item's record summary, in the junit report as JSON (counted once in the summary)
+    junit = ET.parse(project.path / "junit.xml").getroot()
+    props = [(p.get("name"), p.get("value")) for p in junit.iter("property")]
+    (record,) = [value for name, value in props if name == "netgent_record"]
+    assert json.loads(record or "")["synthesised"] == ["Home", "Results", "Article"]
     result.stdout.fnmatch_lines(
         [
             "*= netgent record =*",

@@ -6,6 +6,7 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 
 from __future__ import annotations
 
+import json
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -146,12 +147,14 @@ def pytest_runtest_makereport(
     if call.when == "call" and result is not None and result.record is not None:
         from ..replay.recorder import RECORD_PROPERTY
 
-        # user_properties travel with the report from xdist workers to the controller
+        # user_properties travel with the report from xdist workers to the controller;
+        # on the item too, for junitxml (the summary counts the call report's only); a
+        # JSON string, which junitxml shows as it is
         record = result.record
         usage = record.usage
-        report.user_properties.append(
-            (
-                RECORD_PROPERTY,
+        summary = (
+            RECORD_PROPERTY,
+            json.dumps(
                 {
                     "item": item.nodeid,
                     "synthesised": record.synthesised,
@@ -163,9 +166,11 @@ def pytest_runtest_makereport(
                     "llm_calls": usage.llm_calls,
                     "tokens": usage.input_tokens + usage.output_tokens,
                     "invalid": usage.invalid_answers,
-                },
-            )
+                }
+            ),
         )
+        report.user_properties.append(summary)
+        item.user_properties.append(summary)
     return report
 
 

@@ -10,6 +10,7 @@ cache is written only after the workflow reached its end state.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -48,9 +49,11 @@ class RecordLog:
         self.records: list[dict[str, Any]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return  # the teardown report carries the item's copy (for junitxml)
         for name, value in report.user_properties:
-            if name == RECORD_PROPERTY and isinstance(value, dict):
-                self.records.append(value)
+            if name == RECORD_PROPERTY and isinstance(value, str):
+                self.records.append(json.loads(value))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         records = self.records

@@ -41,7 +41,8 @@ def check_model_spec(spec: str, option: str = "--netgent-llm") -> None:
             "'provider:model' (e.g. mypackage.models:chat or openai:gpt-4o)"
         )
     if not installed("langchain_core"):
+        extra = "local" if spec == "local" or spec.startswith("local:") else "llm"
         raise ModelSpecError(
             f"{option} {spec!r} needs langchain-core, which is not installed: "
-            "pip install 'pytest-netgent[llm]' (or use 'builtin', which needs no model)"
+            f"pip install 'pytest-netgent[{extra}]' (or use 'builtin', which needs no model)"
         )
