@@ -78,16 +78,7 @@ INI = (
 """
 )
 QUICK = "quic"
-QUICK_WORKFLOW = """name: quic
-start_url: "{base_url}/wiki/"
-states:
-  - name: Home
-    triggers: [The wiki home page is shown]
-    actions: [Click the 'QUIC' link]
-  - name: Article
-    triggers: [An article heading is shown]
-    end: Read
-"""
+QUICK_WORKFLOW = (ROOT / "fixtures" / "workflows" / "quic.netgent.yaml").read_text()
 QUICK_REFERENCE = {(QUICK, "quic"): "Home > Article"}
 VERDICTS = ("green", "declined", "wrong", "other")
 

@@ -20,17 +20,9 @@ import pytest
 from pytest_netgent.synthesis.local import DISTRIBUTION, model_path
 from tests.helpers import Project, css
 
-QUIC = """
-name: quic
-start_url: "{base_url}/wiki/"
-states:
-  - name: Home
-    triggers: [The wiki home page is shown]
-    actions: [Click the 'QUIC' link]
-  - name: Article
-    triggers: [An article heading is shown]
-    end: Read
-"""
+QUIC = (
+    Path(__file__).resolve().parent.parent / "fixtures" / "workflows" / "quic.netgent.yaml"
+).read_text()
 
 LOCAL = ("--netgent-llm=local", "--netgent-llm-only", "--netgent-llm-tokens=40000")
 
