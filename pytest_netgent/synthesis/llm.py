@@ -22,6 +22,7 @@ import json
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
@@ -75,8 +76,18 @@ _METHODS = ("json_schema", "function_calling", "json_mode", "default", "plain")
 (a grammar, OpenAI's strict mode), a forced tool call, JSON mode, whatever the model
 class picks, then plain text with the JSON read from it."""
 
-_WORKING: dict[int, str] = {}
-"""The method that worked, per model object (models are made once a session)."""
+_WORKING: dict[int, tuple[weakref.ref[Any], str]] = {}
+"""The method that worked, per model object (models are made once a session); the weak
+reference tells a model from a later one that got the id of a collected one."""
+
+
+def _working(model: Any) -> str | None:
+    entry = _WORKING.get(id(model))
+    return entry[1] if entry is not None and entry[0]() is model else None
+
+
+def _remember(model: Any, method: str) -> None:
+    _WORKING[id(model)] = (weakref.ref(model), method)
 
 
 def prefer_method(model: Any, method: str) -> None:
@@ -85,7 +96,7 @@ def prefer_method(model: Any, method: str) -> None:
     it is known to be the one that works."""
     if method not in _METHODS:
         raise ValueError(f"unknown structured-output method {method!r}: one of {_METHODS}")
-    _WORKING[id(model)] = method
+    _remember(model, method)
 
 
 @cache
@@ -251,20 +262,20 @@ class LLMSynthesiser:
         structured-output methods are tried in turn until one works for this model (a
         backend may refuse one at run time: llama.cpp's server answers HTTP 500 to
         ``json_schema``); the one that worked is kept for the model's later calls."""
-        key = id(self.model)
-        methods = [_WORKING[key]] if key in _WORKING else list(_METHODS)
+        known = _working(self.model)
+        methods = [known] if known is not None else list(_METHODS)
         refused: set[str] = set()
         for position, method in enumerate(methods):
             runnable = self._runnable(schema, method)
             if runnable is None:
                 continue
             self.usage.llm_calls += 1
-            last = position == len(methods) - 1 or key in _WORKING
+            last = position == len(methods) - 1
             try:
                 out = self._invoke(runnable, messages, schema, ctx, last=last, refused=refused)
             except _Unsupported:
                 continue
-            _WORKING[key] = method
+            _remember(self.model, method)
             if method == "plain":
                 said = _text(out)
                 self._count(out, messages, said)
