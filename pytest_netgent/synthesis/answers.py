@@ -73,24 +73,15 @@ class _Strict(BaseModel):
 
 def state_answer(names: list[str]) -> type[BaseModel]:
     """Stage 1's answer: one of ``names``."""
-    return create_model(
-        "StateAnswer",
-        __base__=_Strict,
-        reasoning=(str, REASONING),
-        state=(Literal[tuple(names)], ...),
-    )
+    state: Any = (Literal[tuple(names)], ...)  # a type built at run time
+    return create_model("StateAnswer", __base__=_Strict, reasoning=(str, REASONING), state=state)
 
 
 def trigger_answer(ids: list[str], most: int = 4) -> type[BaseModel]:
     """Stage 2's answer: one to ``most`` of the candidate check ``ids``."""
+    checks: Any = (list[Literal[tuple(ids)]], Field(min_length=1, max_length=most))  # type: ignore[misc]
     return create_model(
-        "TriggerAnswer",
-        __base__=_Strict,
-        reasoning=(str, REASONING),
-        checks=(
-            list[Literal[tuple(ids)]],  # type: ignore[misc]
-            Field(min_length=1, max_length=most),
-        ),
+        "TriggerAnswer", __base__=_Strict, reasoning=(str, REASONING), checks=checks
     )
 
 
