@@ -90,8 +90,16 @@ function selectorsOf(el, scope, prefix) {
   const text = clean(el.innerText);
   if (text && text.length <= 60) {
     if (tag === "a") add("link text", text, true);
-    else if (["button", "summary", "label"].includes(tag) || el.getAttribute("role"))
-      add("xpath", "//" + tag + "[normalize-space()=" + xq(text) + "]", true);
+    // a control by its words; any control, when nothing else names it (an item of a
+    // list would otherwise be found by its place in the list); not a heading, whose
+    // words are the page's content
+    else if (["button", "summary", "label"].includes(tag) || el.getAttribute("role") ||
+             (!out.some((s) => s.stable) && !/^h[1-6]$/.test(tag))) {
+      const words = "[normalize-space()=" + xq(text) + "]";
+      add("xpath", "//" + tag + words, true);
+      // the outermost of nested elements with the same words (<span><span>x</span></span>)
+      add("xpath", "//" + tag + words + "[not(ancestor::" + tag + words + ")]", true);
+    }
   }
   if (tag === "input" && ["submit", "button", "reset"].includes(el.type) && el.value &&
       el.value.length <= 60)  // a button of a form, named by its label
@@ -241,11 +249,24 @@ for (const {scope, prefix, dx, dy} of scopes) {
   }
 }
 
+// Every audio and video element's playback state (media triggers are read from it).
+const media = [];
+for (const {scope, prefix} of scopes) {
+  for (const m of scope.querySelectorAll("video, audio")) {
+    media.push({
+      tag: m.tagName.toLowerCase(), paused: m.paused, ended: m.ended, muted: m.muted,
+      volume: m.volume, current_time: m.currentTime, started: m.played.length > 0,
+      within: prefix.replace(/ >> $/, ""),
+    });
+  }
+}
+
 return {
   url: location.href,
   title: document.title,
   elements,
   headings,
+  media,
   frames,
   // a line per block, as the page's own text has them: a text check holds within one
   text: ngDeepText().split("\n").map(clean).filter(Boolean).join("\n").slice(0, 4000),

@@ -27,6 +27,10 @@ class Unresolved(Exception):
         super().__init__(reason)
 
 
+class NothingApplies(Unresolved):
+    """No state's triggers hold on the page as it is now; it may still be loading."""
+
+
 @dataclass
 class Context:
     """What a synthesiser may know beyond the page.

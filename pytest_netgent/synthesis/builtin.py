@@ -12,15 +12,18 @@ page and prompt always give the same answer.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from urllib.parse import urlsplit
 
 from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..workflow.automaton import Action, Check
 from ..workflow.spec import PLACEHOLDER, StateSpec
-from . import Context, Unresolved, Usage
+from . import Context, NothingApplies, Unresolved, Usage
+from .counts import WrongCount, count_trigger
 from .elements import element_kind, first_stable, heading_for, locate, locator, resolve
-from .observation import Observation, ObservedElement
+from .media import NoMedia, media_trigger
+from .observation import Observation, ObservedElement, Selector
 from .words import (
     KEY_NAMES,
     SHOWN,
@@ -37,6 +40,9 @@ from .words import (
     webrtc_tracking,
     with_base,
 )
+
+RANK = {"yes": 4, "partial": 3, "weak": 2, "unknown": 1, "no": 0}
+"""How well a state's triggers are verified on a page (see ``_applies``)."""
 
 
 class NotHolding(Unresolved):
@@ -171,6 +177,11 @@ class BuiltinSynthesiser:
 
     def _trigger(self, ctx: Context, page: Observation, text: str) -> list[Check]:
         text = re.sub(r"^(if|when|once)\s+", "", text.strip().rstrip("."), flags=re.I)
+        try:
+            if (check := media_trigger(text, page) or count_trigger(text, page)) is not None:
+                return [check]
+        except (NoMedia, WrongCount) as exc:
+            raise NotHolding(str(exc)) from None
         for parse in (self._address_trigger, self._words_trigger, self._element_trigger):
             if (checks := parse(ctx, page, text)) is not None:
                 return checks
@@ -219,6 +230,15 @@ class BuiltinSynthesiser:
         ):
             # "The cell output shows 42", "The banner says 'Saved'": the words on the page
             return [self._text(ctx, page, m[1], exact_word=True)]
+        if m := re.fullmatch(
+            r"""(?:the |a |an )?[\w' ]+? (?:says|shows|displays|reads|confirms) (?:that )?(.+)""",
+            text,
+            re.I,
+        ):
+            # "A message says the group was added successfully": the longest run of its
+            # words the page shows (three at least); else another reading may apply
+            with contextlib.suppress(NotHolding, Unresolved):
+                return [self._text(ctx, page, m[1], least=3)]
         if m := re.fullmatch(
             r"""(["'“‘].+["'”’])(?: text)? (?:is|are) (?:shown|visible|displayed|present)""",
             text,
@@ -275,13 +295,27 @@ class BuiltinSynthesiser:
         if not heading.selectors:
             raise Unresolved(f"no selector for heading {heading.text!r}")
         sel = heading.selectors[0]
+        if named and not sel.stable and " >> " not in sel.selector:
+            # the heading the trigger names, by its words (the page's other headings are
+            # its content: never taken by their words unasked)
+            sel = Selector(
+                by="xpath",
+                selector=f"//{heading.tag}[normalize-space()={_xq(heading.text)}]",
+                stable=True,
+            )
         check = Check(type="element", params={"by": sel.by, "selector": sel.selector})
         if not (sel.stable and named):  # "a heading" says little: pin the page by URL
             return [self._url_landmark(ctx, page), check]
         return [check]
 
     def _text(
-        self, ctx: Context, page: Observation, phrase: str, *, exact_word: bool = False
+        self,
+        ctx: Context,
+        page: Observation,
+        phrase: str,
+        *,
+        exact_word: bool = False,
+        least: int = 2,
     ) -> Check:
         value, quoted = unquote(phrase)
         body = page.text
@@ -295,7 +329,7 @@ class BuiltinSynthesiser:
                 raise NotHolding(f"the page does not show {value!r}")
             return Check(type="text", params={"text": templatise(value, ctx)})
         words = [w for w in re.findall(r"[\w']+", value) if w.lower() not in {"there", "are", "is"}]
-        for size in range(len(words), 1, -1):
+        for size in range(len(words), max(2, min(least, len(words))) - 1, -1):
             for start in range(len(words) - size + 1):
                 piece = " ".join(words[start : start + size])
                 found = re.search(re.escape(piece), body, re.I)
@@ -338,6 +372,11 @@ class BuiltinSynthesiser:
             return Check(type="url", params={"url": NETGENT_START_PAGE})
         if not parts.netloc:
             return Check(type="url", params={"url": page.url})
+        segments = parts.path.split("/")
+        if any(map(_is_id, segments)):
+            # /admin/auth/user/4/change/: the record's number is this item's, any will do
+            path = "/".join("[^/]+" if _is_id(seg) else re.escape(seg) for seg in segments)
+            return Check(type="url", params={"url": f"{path}(?:[?#]|$)", "match": "pattern"})
         base = f"{parts.scheme}://{parts.netloc}{parts.path}"
         if parts.query:
             return Check(type="url", params={"url": with_base(base + "?", ctx), "match": "prefix"})
@@ -376,79 +415,87 @@ class BuiltinSynthesiser:
         """The state that applies; with ``only_verified``, only a state whose triggers
         all parse and hold (else :class:`Unresolved`, for an LLM to decide)."""
         verdicts = {spec.name: self._applies(ctx, page, spec) for spec in candidates}
-        choice = self._choose(ctx, candidates, verdicts, only_verified)
+        choice = self._choose(ctx, page, candidates, verdicts, only_verified)
         self.usage.builtin_steps += 1
         return choice
 
     def _choose(
         self,
         ctx: Context,
+        page: Observation,
         candidates: list[StateSpec],
-        verdicts: dict[str, str],
+        verdicts: dict[str, tuple[str, str]],
         only_verified: bool,
     ) -> StateSpec:
-        # An end state passes the item: it is chosen only when all its triggers parse and
-        # hold on this page, never on a guess (a wrong guess would be a false pass).
-        guessed_ends = [s for s in candidates if s.end and verdicts[s.name] in ("unknown", "no")]
-        candidates = [s for s in candidates if s not in guessed_ends]
-        if not candidates:
-            raise Unresolved(
-                "the end state's triggers cannot be verified on this page: "
-                + "; ".join(f"{s.name!r}: {', '.join(s.triggers)}" for s in guessed_ends)
-                + " (write them literally: 'The page says ...', \"'text' is shown\")"
-            )
+        level = {name: verdict for name, (verdict, _) in verdicts.items()}
+        # An end state passes the item: it is chosen only when its triggers hold on this
+        # page (all, or those that parse), never on a guess (that would be a false pass).
+        guessed_ends = [s for s in candidates if s.end and level[s.name] in ("unknown", "no")]
+        rest = [s for s in candidates if s not in guessed_ends]
+        weighed = "; ".join(
+            f"{s.name!r} ({level[s.name]}{', an end state' if s.end else ''}: "
+            f"{verdicts[s.name][1]})"
+            for s in candidates
+        )
         # Workflows are written in order: the state declared after the last one that ran
         # (the first, at the start) wins when its triggers may hold.
-        upcoming = _next_in_order(candidates, ctx)
-        verified = [s for s in candidates if verdicts[s.name] == "yes"]
-        if upcoming is not None and verdicts[upcoming.name] == "yes":
+        upcoming = _next_in_order(rest, ctx)
+        if upcoming is not None and level[upcoming.name] == "yes":
             return upcoming
         if only_verified:
+            verified = [s for s in rest if level[s.name] == "yes"]
             if len(verified) == 1:
                 return verified[0]
-            if not verified and upcoming is not None and verdicts[upcoming.name] == "weak":
+            if not verified and upcoming is not None and level[upcoming.name] == "weak":
                 return upcoming  # its triggers parse and hold, and nothing contradicts it
-            raise Unresolved("no single state is verified by literal triggers")
-        if upcoming is not None and verdicts[upcoming.name] != "no":
+            raise Unresolved(f"no single state is verified by literal triggers: {weighed}")
+        if upcoming is not None and level[upcoming.name] != "no":
+            # unless none of its triggers could be read and a state declared later is
+            # verified (its triggers hold, all or those that parse)
+            better = [s for s in _later(rest, ctx) if level[s.name] in ("yes", "partial")]
+            if level[upcoming.name] == "unknown" and better:
+                return max(better, key=lambda s: RANK[level[s.name]])
             return upcoming
-        for level in ("yes", "weak", "unknown"):
-            options = [s for s in candidates if verdicts[s.name] == level]
+        for verdict in ("yes", "partial", "weak", "unknown"):
+            options = [s for s in rest if level[s.name] == verdict]
             if options:
                 return _after_history(options, ctx)
-        raise Unresolved(
-            "no state's triggers hold on the page: "
-            + "; ".join(
-                f"{s.name!r}: {', '.join(s.triggers) or '(no triggers)'}" for s in candidates
-            )
+        raise NothingApplies(
+            f"no state applies on {page.url}; weighed {weighed} (an end state is taken only "
+            "when its triggers hold: write them literally, \"The page says '...'\")"
         )
 
     def verdict(self, ctx: Context, page: Observation, spec: StateSpec) -> str:
         """Whether ``spec``'s triggers hold on ``page``, as far as these rules read them:
-        ``yes``, ``weak``, ``unknown`` or ``no`` (see :meth:`_applies`)."""
-        return self._applies(ctx, page, spec)
+        ``yes``, ``partial``, ``weak``, ``unknown`` or ``no`` (see :meth:`_applies`)."""
+        return self._applies(ctx, page, spec)[0]
 
-    def _applies(self, ctx: Context, page: Observation, spec: StateSpec) -> str:
-        """``yes`` (triggers parse and hold), ``weak`` (they hold only by landmarks taken
-        from this very page), ``unknown`` (some do not parse) or ``no``."""
+    def _applies(self, ctx: Context, page: Observation, spec: StateSpec) -> tuple[str, str]:
+        """``yes`` (triggers parse and hold), ``partial`` (some hold, the others do not
+        parse), ``weak`` (they hold only by landmarks taken from this very page),
+        ``unknown`` (none parses) or ``no``; and why, naming the trigger."""
         if not spec.triggers:
-            return "unknown"
+            return "unknown", "it has no triggers"
         landmark = self._url_landmark(ctx, page)
-        levels = set()
+        levels: dict[str, str] = {}
         for trigger in spec.triggers:
             try:
                 checks = self._trigger(ctx, page, literal_form(trigger, ctx)[0])
-            except NotHolding:
-                return "no"
-            except Unresolved:
-                levels.add("unknown")
+            except NotHolding as exc:
+                return "no", f"{trigger!r}: {exc.reason}"
+            except Unresolved as exc:
+                levels.setdefault("unknown", f"{trigger!r}: {exc.reason}")
                 continue
-            if not all(_holds_on(c, page, ctx) for c in checks):
-                return "no"
-            levels.add("weak" if landmark in checks else "yes")
-        for level in ("unknown", "weak"):
-            if level in levels:
-                return level
-        return "yes"
+            failing = [c.describe() for c in checks if not _holds_on(c, page, ctx)]
+            if failing:
+                return "no", f"{trigger!r}: {', '.join(failing)} does not hold"
+            levels.setdefault("weak" if landmark in checks else "yes", trigger)
+        if "unknown" in levels:
+            level = "partial" if "yes" in levels else "unknown"
+            return level, f"{levels['unknown']}"
+        if "weak" in levels:
+            return "weak", f"{levels['weak']!r} holds only by this page's own address"
+        return "yes", "its triggers hold"
 
 
 def _later(options: list[StateSpec], ctx: Context) -> list[StateSpec]:
@@ -492,6 +539,22 @@ def _holds_on(check: Check, page: Observation, ctx: Context) -> bool:
     if check.type == "text":
         return str(p["text"]) in page.text
     return True  # elements were resolved on this very page
+
+
+def _xq(text: str) -> str:
+    """``text`` as an XPath string literal."""
+    if "'" not in text:
+        return f"'{text}'"
+    if '"' not in text:
+        return f'"{text}"'
+    return "concat(" + ', "\'", '.join(f"'{part}'" for part in text.split("'")) + ")"
+
+
+def _is_id(segment: str) -> bool:
+    """A path segment naming one record: a number, or a hexadecimal id or UUID."""
+    return segment.isdigit() or bool(
+        re.fullmatch(r"[0-9a-f]{8,}(?:-[0-9a-f]{4,})*", segment, re.I) and re.search(r"\d", segment)
+    )
 
 
 def _unique(checks: list[Check]) -> list[Check]:

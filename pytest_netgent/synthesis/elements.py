@@ -98,17 +98,58 @@ def resolve(target: Target, page: Observation, want: str = "") -> ObservedElemen
     """The one element ``target`` names on ``page``; ``want`` filters by kind."""
     what = f"{target.phrase!r}" + (f" ({target.role})" if target.role else "")
     candidates = [e for e in page.elements if not want or element_kind(e) == want]
+    if target.owner:
+        return _resolve_owned(target, candidates, page, what)
     if target.ordinal is not None:
         return _resolve_ordinal(target, candidates, page, what)
+    return _pick(_scored(target, candidates), what, page)
+
+
+def _scored(
+    target: Target, candidates: list[ObservedElement]
+) -> list[tuple[float, ObservedElement]]:
+    """Each candidate that ``target``'s words name, with its score (a kind of element
+    alone, "the editor", names every element of that kind)."""
     scored = []
     for el in candidates:
+        if target.role_only:
+            if element_kind(el) == target.role or el.role == target.role:
+                scored.append((60.0, el))
+            continue
         score = _score(target, _fields(el))
         if score > 0:
-            score += _role_fit(target, el)
+            score += _role_fit(target, el) + _container_fit(target, el)
             if target.quoted and score < 95:
                 score -= 10  # a quoted name should match as written
             scored.append((score, el))
-    return _pick(scored, what, page)
+    return scored
+
+
+def _container_fit(target: Target, el: ObservedElement) -> float:
+    """ "... in the navigation": elements in a region, host, frame or list so named."""
+    if not target.container:
+        return 0.0
+    where = " ".join([el.region, el.within, el.group.selector if el.group else ""])
+    return 12.0 if tokens(target.container) & tokens(re.sub(r"[^A-Za-z]+", " ", where)) else 0.0
+
+
+def _resolve_owned(
+    target: Target, candidates: list[ObservedElement], page: Observation, what: str
+) -> ObservedElement:
+    """ "the first row's View link": the elements the name fits best, the ordinal-th of
+    them in page order (without an ordinal, the only one)."""
+    what += f" of a {target.owner}"
+    scored = _scored(target, candidates)
+    if target.ordinal is None:
+        return _pick(scored, what, page)
+    best = max((score for score, _ in scored), default=0.0)
+    named = sorted((e for score, e in scored if score >= max(40.0, best - 8)), key=lambda e: e.mmid)
+    if not named:
+        near = ", ".join(e.describe() for _, e in sorted(scored, key=lambda p: -p[0])[:3])
+        raise Unresolved(f"no element on {page.url} matches {what} (closest: {near or 'none'})")
+    if not -len(named) <= target.ordinal < len(named):
+        raise Unresolved(f"{what}: {page.url} has only {len(named)} of them")
+    return named[target.ordinal]
 
 
 def _resolve_ordinal(
@@ -162,8 +203,9 @@ def locator(el: ObservedElement, *, in_list: bool = False) -> dict[str, object]:
 
 def locate(target: Target, page: Observation, want: str = "") -> dict[str, object]:
     """Resolve ``target`` and return its locator params (group and index for ordinals)."""
-    loc = locator(resolve(target, page, want), in_list=target.ordinal is not None)
-    if target.ordinal is not None:
+    listed = target.ordinal is not None and not target.owner  # the owned: its own selector
+    loc = locator(resolve(target, page, want), in_list=listed)
+    if listed:
         loc["index"] = target.ordinal  # "the last result" stays the last one
     return loc
 

@@ -118,6 +118,21 @@ class Heading(BaseModel):
     selectors: list[Selector] = Field(default_factory=list)
 
 
+class Media(BaseModel):
+    """One ``<video>`` or ``<audio>`` element's playback state."""
+
+    tag: str
+    paused: bool = True
+    ended: bool = False
+    muted: bool = False
+    volume: float = 1.0
+    current_time: float = 0.0
+    started: bool = False
+    """It has played some of its media (``played`` is not empty)."""
+    within: str = ""
+    """The chain of shadow hosts and frames it is in, "" in the document itself."""
+
+
 class Observation(BaseModel):
     """The page as synthesis sees it."""
 
@@ -125,6 +140,7 @@ class Observation(BaseModel):
     title: str
     elements: list[ObservedElement] = Field(default_factory=list)
     headings: list[Heading] = Field(default_factory=list)
+    media: list[Media] = Field(default_factory=list)
     text: str = ""
     screenshot: str | None = None
 
@@ -217,4 +233,7 @@ def _merge(raw: dict[str, Any], inner: dict[str, Any], path: str, x: int, y: int
     for heading in inner["headings"]:
         heading["selectors"] = chained(heading["selectors"])
         raw["headings"].append(heading)
+    for media in inner.get("media", []):
+        media["within"] = f"{path} >> {media['within']}" if media["within"] else path
+        raw.setdefault("media", []).append(media)
     raw["text"] = f"{raw['text']}\n{inner['text']}".strip()[:4000]

@@ -25,7 +25,7 @@ ROLE_WORDS = {
     "input": "text", "textbox": "text", "textarea": "text", "menu": "select",
     "dropdown": "select", "selector": "select", "picker": "select", "checkbox": "checkbox",
     "tab": "tab", "heading": "heading", "title": "heading", "header": "heading",
-    "form": "form", "icon": "button",
+    "form": "form", "icon": "button", "editor": "text",
 }  # fmt: skip
 
 # Words that mean the same on real sites; the first of each set is canonical.
@@ -124,12 +124,49 @@ class Target:
     quoted: bool = False
     role: str = ""
     ordinal: int | None = None
+    owner: str = ""
+    """What the element belongs to, in "the first row's View link" (``row``): the
+    ordinal counts the elements named, in page order."""
+    container: str = ""
+    """Where it is, in "the 'Docs' link in the navigation" (``navigation``)."""
+
+    @property
+    def role_only(self) -> bool:
+        """The target names only a kind of element ("the editor", "the field")."""
+        return self.phrase.lower() in ROLE_WORDS
+
+
+QUOTED = re.compile(r"""(?:(?<=\s)|^)(?:'[^']+'|"[^"]+"|“[^”]+”|‘[^’]+’)(?=[\s.,;:]|$)""")
+"""A quoted name (an apostrophe inside a word, as in "row's", opens none)."""
+
+
+def _masked(text: str) -> str:
+    """``text`` with its quoted names blanked out, the same length."""
+    return QUOTED.sub(lambda m: "x" * len(m[0]), text)
 
 
 def parse_target(text: str) -> Target:
-    """Split ordinal, role word and name out of a target phrase."""
+    """Split ordinal, owner ("the first row's ..."), role word, name and container
+    ("... in the navigation") out of a target phrase."""
     text = text.strip().rstrip(".")
     text = re.sub(r"^(on |at )?(the |a |an )", "", text, flags=re.I)
+    container = ""
+    if m := re.search(r" (?:in|inside|within|under) (?:the|this|its) ", _masked(text)):
+        text, container = text[: m.start()], text[m.end() :]
+    m = re.fullmatch(r"([\w .-]+?)['’]s (.+)", _masked(text))
+    ordinal = ORDINALS.get(text.split(" ", 1)[0].lower()) if m and " " in m[1] else None
+    owner = m[1].split(" ", 1)[1] if m and ordinal is not None else m[1] if m else ""
+    if m and (ordinal is not None or re.fullmatch(r"[a-z]+", owner)):
+        # "the first row's View link", "the cell's editor" (not a name: "Today's picks")
+        inner = parse_target(text[m.start(2) :])
+        inner.ordinal, inner.owner, inner.container = ordinal, owner, container
+        return inner
+    target = _parse_named(text)
+    target.container = container
+    return target
+
+
+def _parse_named(text: str) -> Target:
     ordinal = None
     first = text.split(" ", 1)
     if first[0].lower() in ORDINALS and len(first) == 2:
