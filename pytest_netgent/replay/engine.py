@@ -58,8 +58,9 @@ class Healer(Protocol):
     settle: float
     """Seconds without any matching state before :meth:`no_match` is asked."""
 
-    def no_match(self, engine: Engine) -> int:
-        """Synthesise, run and add the state that applies now; returns its index."""
+    def no_match(self, engine: Engine) -> int | None:
+        """Synthesise, run and add the state that applies now; returns its index, or
+        ``None`` when no state applies yet and the page may still change (asked again)."""
         ...
 
     def action_failed(self, engine: Engine, index: int, error: ActionFailed) -> int:
@@ -107,10 +108,8 @@ class Engine:
         self.redact = Redactor(secrets)
         self.healer = healer
         self.order = order or [s.name for s in states]
-        self._rank: dict[str, int] = {}
+        self._rank = {n: p for p, n in reversed(list(enumerate(self.order)))}
         """Each name's place in :attr:`order` (its first)."""
-        for place, name in enumerate(self.order):
-            self._rank.setdefault(name, place)
         self._ranks: list[int] = []
         """The rank of each of :attr:`states`, ascending."""
         self._checks: list[dict[str, Any]] = []
@@ -123,8 +122,7 @@ class Engine:
             host = urlsplit(substitute(settings.start_url, self.values)).hostname
             self.allowed = [host] if host else None
         self.result = RunResult(workflow=workflow)
-        self.t0 = 0.0
-        """``time.monotonic()`` when the run started: its timeout counts from here."""
+        self.t0 = 0.0  # time.monotonic() when the run started: its timeout counts from here
         self._last_tick = Tick()
         self._last_state = ""
         self._url = ""
@@ -314,8 +312,11 @@ class Engine:
                 "(the UI may have changed; see the failing checks below)"
             )
         page = (self._last_tick.doc, self._last_tick.href)
+        if (index := self.healer.no_match(self)) is None:  # the page may still change
+            at.state_deadline = time.monotonic() + self.healer.settle
+            return False
         self._count_step()
-        return self._healed(at, self.healer.no_match(self), page)
+        return self._healed(at, index, page)
 
     def _healed(self, at: Position, index: int, page: Page) -> bool:
         """State ``index``, made or chosen by the healer, ran on ``page``. True when it

@@ -11,6 +11,7 @@ cache is written only after the workflow reached its end state.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 
 from ..browser.actions import ActionFailed
 from ..errors import NetgentError
-from ..synthesis import Context, RecordReport, Synthesiser, Unresolved
+from ..synthesis import Context, NothingApplies, RecordReport, Synthesiser, Unresolved
 from ..synthesis.builtin import BuiltinSynthesiser
 from ..synthesis.observation import Observation, observe
 from ..synthesis.words import varies_with
@@ -117,6 +118,7 @@ class Recorder:
         self.report = RecordReport(model=synthesiser.name)
         self.window = window
         """The browser window the states are recorded at (``1280x900``)."""
+        self._waiting_since: float | None = None
         self.made_on: dict[str, str] = {}
         self.made_from: dict[str, Observation] = {}
         """The page each state made in this run was made on, as synthesis saw it."""
@@ -141,7 +143,7 @@ class Recorder:
 
     # ------------------------------------------------------------------ Healer
 
-    def no_match(self, engine: Engine) -> int:
+    def no_match(self, engine: Engine) -> int | None:
         if engine.last_tick.net_error:
             # an error page (the site is down): nothing to learn there, and a state made
             # from it would be wrong; the engine's report says what the network said
@@ -152,11 +154,26 @@ class Recorder:
             candidates = self._candidates(engine)
             spec = self._no_false_end(page, candidates)
             checks = self.synth.define_triggers(self.ctx, page, spec)
+        except NothingApplies as exc:
+            # a page still loading (a player starting, a kernel, an answer to come): ask
+            # again until the state timeout, as replay waits for a state to match
+            waited = self._waited()
+            if waited < engine.settings.state_timeout:
+                return None
+            raise self._failed(f"for {waited:.0f}s no cached state matched and", exc) from None
         except Unresolved as exc:
             raise self._failed("no cached state matches and", exc) from None
+        self._waiting_since = None
         index = self._adopt(engine, spec, page, checks)
         assert index is not None  # strict: it holds, or SynthesisFailed was raised
         return index
+
+    def _waited(self) -> float:
+        """Seconds since synthesis first found no state applying, in this wait."""
+        now = time.monotonic()
+        if self._waiting_since is None:
+            self._waiting_since = now
+        return now - self._waiting_since
 
     def _no_false_end(self, page: Observation, candidates: list[StateSpec]) -> StateSpec:
         """The state the synthesiser picks. An end state passes the item: it is asked

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
 from .recorder import StatesProposed, SynthesisFailed, save
-from .run import RunResult, RunSettings
+from .run import RunResult, RunSettings, TimelineEvent
 from .settings import ReplaySettings
 from .wiring import Wired, run_states
 
@@ -244,7 +244,12 @@ class NetgentBrowser:
             doc.states,
             values,
             secrets,
-            self._run_settings(spec, None, None, None),
+            # as many steps as the recording took, and a few more: a replay that loops
+            # where the recording did not ends soon
+            replace(
+                self._run_settings(spec, None, None, None),
+                max_steps=min(spec.max_steps, 2 * result.steps + 5),
+            ),
             order=[s.name for s in spec.states],
             guard=guard,
         ).result
@@ -252,8 +257,13 @@ class NetgentBrowser:
         if check.passed:
             wired.engine.event("record", detail="the states made replay to the end")
             return
-        made = ", ".join(repr(n) for n in sorted(wired.recorder.made))
         why = getattr(check.error, "reason", "") or str(check.error)
+        if answered := _answered_otherwise(result.timeline, check.timeline):
+            # the same states took the same steps, and the site answered them otherwise
+            # (an action with a lasting effect: adding a name that now exists)
+            wired.engine.event("record", detail=f"{answered}; the replay then failed: {why}")
+            return
+        made = ", ".join(repr(n) for n in sorted(wired.recorder.made))
         result.passed = False
         result.error = ReplayError(
             f"the states recorded ({made}) reached the end, but replaying them does not "
@@ -292,6 +302,24 @@ class NetgentBrowser:
                 "(--netgent-record=propose); copy that file over the cached one to "
                 "accept them"
             )
+
+
+def _answered_otherwise(recorded: list[TimelineEvent], replay: list[TimelineEvent]) -> str:
+    """Where a verification replay went through the recording's states on the same
+    pages, until, after the same state's actions, the site led to another page: the
+    states are not at fault, the site's answer changed (``""`` when that is not so)."""
+
+    def path(timeline: list[TimelineEvent]) -> list[tuple[str, str]]:
+        return [(e.state, e.url) for e in timeline if e.event == "state"]
+
+    made, again = path(recorded), path(replay)
+    same = next((i for i, (a, b) in enumerate(zip(made, again, strict=False)) if a != b), None)
+    if not same or made[same][1] == again[same][1]:
+        return ""  # no common start, none differs, or another state on the same page
+    return (
+        f"verified by replay up to state {made[same - 1][0]!r}; after its actions the site "
+        f"answered with {again[same][1]} instead of {made[same][1]}"
+    )
 
 
 @dataclass
