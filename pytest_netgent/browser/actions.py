@@ -191,6 +191,12 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
                 else:
                     self._pointer_to(element, percentage).click().perform()
             except ElementClickInterceptedException:
+                if self._lands_inside(element):
+                    # what "intercepts" is the element's own content, slotted into its
+                    # shadow root (a design-system button's label): the click lands on
+                    # the element as a person's would, so click at that point
+                    self._pointer_to(element, percentage or 0.5).click().perform()
+                    return True
                 # As a person would: move the pointer onto the element, which shows
                 # controls that appear on hover (a player's control bar), then try again.
                 with contextlib.suppress(
@@ -202,14 +208,36 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
 
         self._until(f"click: no clickable element matches {by} {selector!r}", attempt)
 
-    def _pointer_to(self, element: WebElement, percentage: float) -> Any:
+    def _pointer_to(self, element: WebElement, percentage: float, *, moved: bool = False) -> Any:
         """An action chain with the pointer over ``element`` at ``percentage`` of its
-        width (NetGent's ``percentage``), vertically centred."""
+        width (NetGent's ``percentage``), vertically centred; with ``moved``, by way of a
+        point beside it, so that a pointer already there moves too (players show their
+        controls on a mouse move)."""
         from selenium.webdriver.common.action_chains import ActionChains
 
         width = element.size.get("width", 0) or 0
         offset = int(width * (percentage - 0.5))
-        return ActionChains(self.driver).move_to_element_with_offset(element, offset, 0)
+        chain = ActionChains(self.driver)
+        if moved and width > 4:
+            chain.move_to_element_with_offset(element, offset + (2 if offset < 0 else -2), 0)
+        return chain.move_to_element_with_offset(element, offset, 0)
+
+    def _lands_inside(self, element: WebElement) -> bool:
+        """Whether a click at ``element``'s middle reaches it: the topmost element there
+        is inside it in the rendered (flat) tree, slotted content included, which
+        WebDriver's own check, reading the DOM tree, calls another element."""
+        return bool(
+            self.driver.execute_script(
+                "const el = arguments[0], r = el.getBoundingClientRect();"
+                "const x = r.left + r.width / 2, y = r.top + r.height / 2;"
+                "let n = document.elementFromPoint(x, y);"
+                "while (n && n.shadowRoot) { const i = n.shadowRoot.elementFromPoint(x, y);"
+                "  if (!i || i === n) break; n = i; }"
+                "for (; n; n = n.assignedSlot || n.parentNode || n.host) if (n === el) return true;"
+                "return false;",
+                element,
+            )
+        )
 
     def _viewport_point(self, x: Any, y: Any) -> tuple[int, int]:
         """NetGent's ``x``/``y`` are screen coordinates (window position plus browser
@@ -370,7 +398,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
                 self._pointer_at(params["x"], params["y"]).perform()
                 return
             raise
-        self._pointer_to(element, 0.5 if percentage is None else percentage).perform()
+        self._pointer_to(element, 0.5 if percentage is None else percentage, moved=True).perform()
 
     def select(self, params: dict[str, Any]) -> None:
         """Choose an option of a ``<select>`` by ``text``, ``value`` or ``index``."""
