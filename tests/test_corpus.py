@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -44,6 +45,57 @@ def test_the_corpus_replays_every_item(tmp_path: Path) -> None:
         "adder": "Login form > Site administration > Group list > Add group form > Group added",
         "searcher": "Login form > User list > Search results > User page",
     }
+
+
+def test_the_builtin_records_every_corpus_workflow_from_nothing(tmp_path: Path) -> None:
+    # No model, no cached state: the builtin synthesiser reads each workflow's words on
+    # the real applications (a video.js player's state, a Jupyter cell editor and a file
+    # list, Django's messages and counts, a table row's link), every state is visited as
+    # in the hand-written replay, and the states it wrote replay without it.
+    work = tmp_path / "corpus"
+    work.mkdir()
+    (work / "pytest.ini").write_text(
+        "[pytest]\naddopts = -p no:seleniumbase -p no:langsmith_plugin -p no:benchmark\n"
+        "netgent_state_timeout = 5\n"
+    )
+    for app in APPS:
+        shutil.copytree(ROOT / "corpus" / app, work / app,
+                        ignore=shutil.ignore_patterns("__netgent__", "__pycache__"))  # fmt: skip
+    report = tmp_path / "junit.xml"
+    # the scenario runs its members' workflows again: it is left to the replay test
+    run = [sys.executable, "-m", "pytest", *APPS, "-n", "2", "-q", "-p", "no:randomly",
+           "-k", "not two-admins", f"--junitxml={report}", "-o", "junit_family=xunit1",
+           f"--netgent-artifacts={tmp_path / 'artifacts'}"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [*run, "--netgent-record"],
+        cwd=work, capture_output=True, text=True, timeout=900, check=False, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert "by the LLM; LLM calls: 0" in done.stdout
+    cases = list(ET.parse(report).getroot().iter("testcase"))
+    assert len(cases) >= 2 * len(APPS)
+    for case in cases:
+        app, name = case.get("classname", "").split(".")[0], case.get("name", "")
+        visited = {
+            p.get("value") for p in case.iter("property") if p.get("name") == "netgent_states"
+        }
+        declared = _declared_states(work / app, name.split("[")[0])
+        assert visited and set(next(iter(visited)).split(" > ")) == declared, (app, name)
+    done = subprocess.run(run, cwd=work, capture_output=True, text=True, timeout=900,
+                          check=False, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-6000:]
+    assert f"{len(cases)} passed" in done.stdout
+
+
+def _declared_states(folder: Path, workflow: str) -> set[str]:
+    import yaml
+
+    for path in folder.glob("*.netgent.yaml"):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc.get("name") == workflow:
+                return {s["name"] for s in doc["states"]}
+    raise AssertionError(f"no workflow {workflow!r} in {folder}")
 
 
 def test_a_narrow_window_changes_what_the_docs_site_shows(tmp_path: Path) -> None:
