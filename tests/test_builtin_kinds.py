@@ -13,7 +13,8 @@ from pytest_netgent.synthesis import Context, NothingApplies
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, NotHolding
 from pytest_netgent.synthesis.counts import WrongCount, count_trigger
 from pytest_netgent.synthesis.media import DEEP, LIGHT, NoMedia, media_trigger
-from pytest_netgent.synthesis.observation import Media, Observation
+from pytest_netgent.synthesis.observation import Media, Observation, Status
+from pytest_netgent.synthesis.statuses import OtherStatus, status_trigger
 from pytest_netgent.synthesis.words import parse_target
 from pytest_netgent.workflow.spec import StateSpec
 
@@ -160,3 +161,38 @@ def test_a_verification_replay_the_site_answered_otherwise_is_told_apart() -> No
     assert _answered_otherwise(recorded, _events(("Login", "/login/"), ("Form", "/group/"))) == ""
     # the replay went elsewhere from its first page: nothing was verified
     assert _answered_otherwise(recorded, _events(("Form", "/group/add/"))) == ""
+
+
+def test_status_triggers_read_an_attribute_the_subject_carries(ctx: Context) -> None:
+    indicator = Status(
+        selector="div.jp-Notebook-ExecutionIndicator",
+        attr="data-status",
+        value="idle",
+        label="Kernel status jp-Notebook-ExecutionIndicator Kernel status: Idle",
+    )
+    check = status_trigger("The kernel is idle", page_with(indicator))
+    assert check is not None and check.params == {
+        "by": "css selector",
+        "selector": 'div.jp-Notebook-ExecutionIndicator[data-status="idle"]',
+        "visible": False,
+    }
+    busy = indicator.model_copy(update={"value": "busy"})
+    with pytest.raises(OtherStatus, match="the kernel is busy, not idle"):
+        status_trigger("The kernel is idle", page_with(busy))
+    # nothing on the page says what a "call" is, and "shown" is another reading
+    assert status_trigger("The call is connected", page_with(indicator)) is None
+    assert status_trigger("The kernel is shown", page_with(indicator)) is None
+
+
+def page_with(*statuses: Status) -> Observation:
+    return Observation(url=URL, title="t", statuses=list(statuses))
+
+
+def test_keys_with_modifiers_are_pressed_not_clicked(ctx: Context) -> None:
+    synth = BuiltinSynthesiser()
+    spec = StateSpec(name="S", actions=["x"], end="done")
+    pairs = [("Press Shift+Enter", "Shift+Enter"), ("Press ctrl + k", "Ctrl+k"),
+             ("Press the Page Down key", "PageDown"), ("Press Enter", "Enter")]  # fmt: skip
+    for written, key in pairs:
+        (action,), _ = synth.resolve_instruction(ctx, page(), spec, written, [])
+        assert (action.type, action.params) == ("press_key", {"key": key}), written

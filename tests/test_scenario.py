@@ -217,7 +217,9 @@ def test_two_scenarios_spread_over_two_workers(project: Path) -> None:
 
 def test_record_of_a_scenario_alone_records_its_members_first(project: Path) -> None:
     """--netgent-record of a scenario whose members' workflows have no states (their own
-    items not collected, or collected after it) records them before the members start."""
+    items not collected, or collected after it) records them: a workflow two members run
+    before they start, one only one member runs in place, as the scenario runs (its
+    actions, which may last, run once)."""
     for cached in (project / "wiki" / "__netgent__").iterdir():
         shutil.rmtree(cached)
     scenario(
@@ -229,6 +231,9 @@ def test_record_of_a_scenario_alone_records_its_members_first(project: Path) -> 
           - name: searcher
             workflow: wiki/search.netgent.yaml::wiki-search
             vars: {query: WebRTC}
+          - name: other-searcher
+            workflow: wiki/search.netgent.yaml::wiki-search
+            vars: {query: QUIC}
           - name: reader
             workflow: wiki/browse.netgent.yaml::read-featured
         """,

@@ -261,8 +261,22 @@ for (const {scope, prefix} of scopes) {
   }
 }
 
+// Elements that carry a state in an attribute (a kernel "idle", a call "connected"),
+// shown or not, with the words that say what they are: "The kernel is idle".
+const statuses = [];
+for (const el of document.querySelectorAll("[data-status], [data-state]")) {
+  if (statuses.length >= 40) break;
+  const attr = el.hasAttribute("data-status") ? "data-status" : "data-state";
+  const words = [el.getAttribute("aria-label"), el.getAttribute("title"), el.getAttribute("class"),
+    ...Array.from(el.querySelectorAll("[aria-label]"), (n) => n.getAttribute("aria-label")),
+    clean(el.textContent).slice(0, 80)];
+  statuses.push({selector: ngClassSelector(el) || ngUniqueCss(el, document), attr,
+                 value: el.getAttribute(attr), label: clean(words.join(" ")).slice(0, 200)});
+}
+
 return {
   url: location.href,
+  statuses,
   title: document.title,
   elements,
   headings,

@@ -83,7 +83,7 @@ def _register(config: pytest.Config, settings: Settings) -> None:
 
     config.pluginmanager.register(StatusPlugin(config, settings.live), "netgent-status")
     if settings.record:
-        from ..replay.recorder import RecordLog
+        from ..replay.recordlog import RecordLog
 
         log = RecordLog()
         config.stash[record_log_key] = log
@@ -145,7 +145,7 @@ def pytest_runtest_makereport(
             report.user_properties.append(prop)
             item.user_properties.append(prop)
     if call.when == "call" and result is not None and result.record is not None:
-        from ..replay.recorder import RECORD_PROPERTY
+        from ..replay.recordlog import RECORD_PROPERTY
 
         # user_properties travel with the report from xdist workers to the controller;
         # on the item too, for junitxml (the summary counts the call report's only); a

@@ -11,7 +11,7 @@ import pytest
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool
     from ..capture.item import ItemCapture
-    from ..replay.recorder import RecordLog
+    from ..replay.recordlog import RecordLog
     from ..replay.run import RunResult
     from .settings import Settings
 

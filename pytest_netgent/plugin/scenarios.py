@@ -13,6 +13,7 @@ import dataclasses
 import shutil
 import tempfile
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,9 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         self.loaded = loaded
         self.params = params
         self.outcomes: list[Outcome] = []
+        self.record_in_place: dict[str, Any] = {}
+        """Members that record their missing states as the scenario runs: the
+        synthesiser of each (see :meth:`record_members`)."""
 
     def capture_fields(self) -> dict[str, Any]:
         """What its captures' manifest row says of the scenario."""
@@ -122,11 +126,13 @@ class ScenarioItem(ReportsErrors, pytest.Function):
 
     def record_members(self, settings: Settings, base_url: str, synthesiser: Any) -> None:
         """Under ``--netgent-record``: synthesise the missing and stale states of every
-        browser member's workflow before the members start, one member after the other on
-        a browser of its own, so that the scenario does not depend on its members' own
-        items having run first (collection order, or another xdist worker). A member whose
-        states are all cached costs nothing; the cache is written as a workflow item's is,
-        only after its run reached an end state."""
+        browser member's workflow, so that the scenario does not depend on its members'
+        own items having run first (collection order, or another xdist worker). A member
+        whose workflow no other member runs records in place, as the scenario runs (a
+        workflow with lasting effects, adding a name, cannot run twice alike); a workflow
+        several members run is recorded before they start, on a browser of its own. A
+        member whose states are all cached costs nothing; the cache is written as a
+        workflow item's is, only after its run reached an end state."""
         __tracebackhide__ = True
         from ..browser.pool import BrowserPool
         from ..replay.runner import NetgentBrowser
@@ -134,6 +140,9 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         from ..workflow import store
 
         values = self.values(base_url)
+        runs = Counter(
+            (m.loaded.path, m.loaded.workflow.name) for m in self.loaded.members if m.loaded
+        )
         for member in self.loaded.members:
             if member.loaded is None:
                 continue
@@ -141,6 +150,9 @@ class ScenarioItem(ReportsErrors, pytest.Function):
             cached = store.load(store.cache_path(member.loaded.path, workflow.name))
             _, missing, stale = store.cached_states(workflow, cached)
             if cached is not None and not missing and not stale:
+                continue
+            if runs[(member.loaded.path, workflow.name)] == 1:
+                self.record_in_place[member.name] = synthesiser
                 continue
             pool = BrowserPool(settings.browser)
             try:
@@ -398,6 +410,7 @@ class _Run:
             groups=self.groups,
             folder=folder,
             command_logs=self.capture is not None,
+            record=item.record_in_place,
         )
         return self.run.run()
 

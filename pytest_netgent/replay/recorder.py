@@ -10,18 +10,22 @@ cache is written only after the workflow reached its end state.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import pytest
+from typing import TYPE_CHECKING
 
 from ..browser.actions import ActionFailed
 from ..errors import NetgentError
-from ..synthesis import Context, NothingApplies, RecordReport, Synthesiser, Unresolved
+from ..synthesis import (
+    Context,
+    NothingApplies,
+    NotOnPage,
+    RecordReport,
+    Synthesiser,
+    Unresolved,
+)
 from ..synthesis.builtin import BuiltinSynthesiser
 from ..synthesis.observation import Observation, observe
 from ..synthesis.words import varies_with
@@ -34,53 +38,12 @@ from .engine import Engine
 if TYPE_CHECKING:
     from .run import RunResult
 
-RECORD_PROPERTY = "netgent_record"
-"""Report property (call): what record mode synthesised, healed and wrote for the item."""
+LOOK_AGAIN_S = 3.0
+"""How long an instruction's target not on the page yet is looked for again."""
 
 MODES = ("missing", "all", "propose")
 """``--netgent-record`` modes: synthesise what is missing or stale (the default),
 ignore the cache, or heal into the artifacts folder and fail the item for review."""
-
-
-class RecordLog:
-    """Collects every item's record summary (on the xdist controller too) and prints
-    the totals at the end of the session; registered as a plugin in record mode."""
-
-    def __init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
-            return  # the teardown report carries the item's copy (for junitxml)
-        for name, value in report.user_properties:
-            if name == RECORD_PROPERTY and isinstance(value, str):
-                self.records.append(json.loads(value))
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        records = self.records
-        writer = terminalreporter
-        writer.section("netgent record")
-        for r in records:
-            if r["synthesised"] or r["healed"]:
-                parts = []
-                if r["synthesised"]:
-                    parts.append("synthesised " + ", ".join(repr(n) for n in r["synthesised"]))
-                if r["healed"]:
-                    parts.append("healed " + ", ".join(repr(n) for n in r["healed"]))
-                if r.get("invalid"):
-                    parts.append(f"{r['invalid']} invalid model answers (each retried)")
-                target = r["written"] or r["proposed"] or "not written (the item failed)"
-                writer.line(f"{r['item']}: {'; '.join(parts)} -> {target}")
-        files = {r["written"] or r["proposed"] for r in records} - {""}
-        writer.line(
-            f"{sum(len(r['synthesised']) for r in records)} states synthesised, "
-            f"{sum(len(r['healed']) for r in records)} healed, {len(files)} files written; "
-            f"steps resolved: {sum(r['builtin_steps'] for r in records)} by builtin, "
-            f"{sum(r['llm_steps'] for r in records)} by the LLM; "
-            f"LLM calls: {sum(r['llm_calls'] for r in records)}, "
-            f"tokens: {sum(r['tokens'] for r in records)}, "
-            f"invalid answers: {sum(r.get('invalid', 0) for r in records)}"
-        )
 
 
 class SynthesisFailed(NetgentError):
@@ -448,10 +411,7 @@ class Recorder:
             finished = False
             for _step in range(self.agent_steps):
                 try:
-                    page = self._observe(engine)
-                    resolved, finished = self.synth.resolve_instruction(
-                        self.ctx, page, spec, instruction, taken
-                    )
+                    resolved, finished = self._resolve(engine, spec, instruction, taken)
                 except Unresolved as exc:
                     raise self._failed(
                         f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
@@ -486,6 +446,22 @@ class Recorder:
         if spec.name not in made:  # made again (a loop broken, a wrong guess undone)
             made.append(spec.name)
         return engine.put_state(state)
+
+    def _resolve(
+        self, engine: Engine, spec: StateSpec, instruction: str, taken: list[Action]
+    ) -> tuple[list[Action], bool]:
+        """The synthesiser's actions for ``instruction`` on the page as it is now; what it
+        names and the page does not show yet is looked for again, for a few seconds (a
+        list loading, controls fading in)."""
+        until = time.monotonic() + min(LOOK_AGAIN_S, engine.settings.state_timeout)
+        while True:
+            page = self._observe(engine)
+            try:
+                return self.synth.resolve_instruction(self.ctx, page, spec, instruction, taken)
+            except NotOnPage:
+                if time.monotonic() >= until:
+                    raise
+                time.sleep(0.3)
 
     def _run(
         self,

@@ -81,6 +81,9 @@ class Members:
     """Where members write their files (``<folder>/<member>/``), if anywhere."""
     command_logs: bool = False
     """Keep each command's whole output in ``<folder>/<member>/command.log``."""
+    record: Mapping[str, Any] = field(default_factory=dict)
+    """Browser members that record their workflow's missing states as they run, by name:
+    the synthesiser each records with (record mode)."""
     cancel: threading.Event = field(default_factory=threading.Event)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     secrets: dict[str, str | Secret] = field(default_factory=dict)
@@ -180,7 +183,10 @@ class Members:
             heal=heal_command(f"{display_path(member.loaded.path)}::{workflow.name}"),
             artifacts=self.folder / member.name if self.folder else None,
             check=False,
-            record="",  # members replay: each workflow is recorded as its own item
+            # members replay; in record mode, one whose workflow no other member runs
+            # records its missing states in place (its actions run once, not twice)
+            record="missing" if member.name in self.record else "",
+            synthesiser=self.record.get(member.name),
             duration=duration,
             cancel=self.cancel,
         )

@@ -27,6 +27,11 @@ class Unresolved(Exception):
         super().__init__(reason)
 
 
+class NotOnPage(Unresolved):
+    """What an instruction names is not on the page (yet: a list loading, controls that
+    show on a mouse move)."""
+
+
 class NothingApplies(Unresolved):
     """No state's triggers hold on the page as it is now; it may still be loading."""
 

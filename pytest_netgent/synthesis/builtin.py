@@ -24,6 +24,7 @@ from .counts import WrongCount, count_trigger
 from .elements import element_kind, first_stable, heading_for, locate, locator, resolve
 from .media import NoMedia, media_trigger
 from .observation import Observation, ObservedElement, Selector
+from .statuses import OtherStatus, status_trigger
 from .words import (
     KEY_NAMES,
     SHOWN,
@@ -94,7 +95,7 @@ class BuiltinSynthesiser:
             return [sampling]
         if webrtc := webrtc_tracking(text):
             return [webrtc]
-        if m := re.fullmatch(rf"press(?: the)? ({KEY_NAMES}|\S)(?: key)?(?: in (.+))?", low):
+        if m := re.fullmatch(rf"press(?: the)? ({KEY_NAMES})(?: keys?)?(?: in (.+))?", low):
             params: dict[str, object] = {"key": key_name(m[1])}
             if m[2]:
                 params |= locate(parse_target(text[m.start(2) :]), page)
@@ -178,9 +179,10 @@ class BuiltinSynthesiser:
     def _trigger(self, ctx: Context, page: Observation, text: str) -> list[Check]:
         text = re.sub(r"^(if|when|once)\s+", "", text.strip().rstrip("."), flags=re.I)
         try:
-            if (check := media_trigger(text, page) or count_trigger(text, page)) is not None:
+            readings = (media_trigger, count_trigger, status_trigger)
+            if check := next(filter(None, (read(text, page) for read in readings)), None):
                 return [check]
-        except (NoMedia, WrongCount) as exc:
+        except (NoMedia, WrongCount, OtherStatus) as exc:
             raise NotHolding(str(exc)) from None
         for parse in (self._address_trigger, self._words_trigger, self._element_trigger):
             if (checks := parse(ctx, page, text)) is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from . import Unresolved
+from . import NotOnPage, Unresolved
 from .observation import Heading, Observation, ObservedElement, Selector
 from .words import GENERIC_NOUNS, TEXT_INPUT_TYPES, Target, canon, tokens
 
@@ -85,7 +85,7 @@ def _pick(
     scored = sorted(scored, key=lambda p: (-p[0], p[1].mmid))
     if not scored or scored[0][0] < 40:
         near = ", ".join(e.describe() for _, e in scored[:3]) or "no candidates"
-        raise Unresolved(f"no element on {page.url} matches {what} (closest: {near})")
+        raise NotOnPage(f"no element on {page.url} matches {what} (closest: {near})")
     best_score, best = scored[0]
     rivals = [e for s, e in scored[1:] if s >= best_score - 8]
     if rivals:
@@ -146,7 +146,7 @@ def _resolve_owned(
     named = sorted((e for score, e in scored if score >= max(40.0, best - 8)), key=lambda e: e.mmid)
     if not named:
         near = ", ".join(e.describe() for _, e in sorted(scored, key=lambda p: -p[0])[:3])
-        raise Unresolved(f"no element on {page.url} matches {what} (closest: {near or 'none'})")
+        raise NotOnPage(f"no element on {page.url} matches {what} (closest: {near or 'none'})")
     if not -len(named) <= target.ordinal < len(named):
         raise Unresolved(f"{what}: {page.url} has only {len(named)} of them")
     return named[target.ordinal]
@@ -160,7 +160,7 @@ def _resolve_ordinal(
         if el.group is not None:
             groups.setdefault(el.group.selector, []).append(el)
     if not groups:
-        raise Unresolved(f"no list of similar items on {page.url} for {what}")
+        raise NotOnPage(f"no list of similar items on {page.url} for {what}")
     noun = tokens(target.phrase) - GENERIC_NOUNS
 
     def score(items: list[ObservedElement]) -> tuple[float, int]:

@@ -133,6 +133,16 @@ class Media(BaseModel):
     """The chain of shadow hosts and frames it is in, "" in the document itself."""
 
 
+class Status(BaseModel):
+    """An element that carries a state in an attribute (``data-status="idle"``)."""
+
+    selector: str
+    attr: str
+    value: str = ""
+    label: str = ""
+    """The words that say what it is: its labels, classes and text."""
+
+
 class Observation(BaseModel):
     """The page as synthesis sees it."""
 
@@ -141,6 +151,7 @@ class Observation(BaseModel):
     elements: list[ObservedElement] = Field(default_factory=list)
     headings: list[Heading] = Field(default_factory=list)
     media: list[Media] = Field(default_factory=list)
+    statuses: list[Status] = Field(default_factory=list)
     text: str = ""
     screenshot: str | None = None
 

@@ -268,6 +268,8 @@ def with_base(url: str, ctx: Context) -> str:
 
 KEY_NAMES = r"enter|return|tab|escape|esc|space|backspace|delete|page ?down|page ?up|home|end|"
 KEY_NAMES += r"arrow ?(?:up|down|left|right)|up|down|left|right|f\d{1,2}"
+KEY_NAMES = rf"(?:(?:shift|ctrl|control|alt|option|meta|cmd|command) ?\+ ?)*(?:{KEY_NAMES}|\S)"
+"""A key as written, with its modifiers: "Enter", "Shift+Enter", "Ctrl + K"."""
 
 
 _EVERY = r"(?: (?:every|each) ([\d.]+) ?(ms|milliseconds?|s|secs?|seconds?))?"
@@ -363,7 +365,7 @@ def video_sampling(text: str) -> Action | None:
 
 
 def key_name(text: str) -> str:
-    text = text.strip()
-    if len(text) == 1:
-        return text
-    return "".join(w.capitalize() for w in text.split())
+    """A key as NetGent names it: "page down" -> ``PageDown``, "shift+enter" ->
+    ``Shift+Enter``."""
+    parts = [p.strip() for p in text.strip().split("+")] if len(text.strip()) > 1 else [text]
+    return "+".join(p if len(p) == 1 else "".join(w.capitalize() for w in p.split()) for p in parts)
