@@ -276,11 +276,11 @@ for (const el of document.querySelectorAll("[data-status], [data-state]")) {
 
 return {
   url: location.href,
-  statuses,
   title: document.title,
   elements,
   headings,
   media,
+  statuses,
   frames,
   // a line per block, as the page's own text has them: a text check holds within one
   text: ngDeepText().split("\n").map(clean).filter(Boolean).join("\n").slice(0, 4000),

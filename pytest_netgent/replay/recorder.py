@@ -81,7 +81,8 @@ class Recorder:
         self.report = RecordReport(model=synthesiser.name)
         self.window = window
         """The browser window the states are recorded at (``1280x900``)."""
-        self._waiting_since: float | None = None
+        self._waiting: tuple[int, float] = (-1, 0.0)
+        """The step a wait for a state to apply began at, and when (see :meth:`_waited`)."""
         self.made_on: dict[str, str] = {}
         self.made_from: dict[str, Observation] = {}
         """The page each state made in this run was made on, as synthesis saw it."""
@@ -120,23 +121,23 @@ class Recorder:
         except NothingApplies as exc:
             # a page still loading (a player starting, a kernel, an answer to come): ask
             # again until the state timeout, as replay waits for a state to match
-            waited = self._waited()
+            waited = self._waited(engine)
             if waited < engine.settings.state_timeout:
                 return None
             raise self._failed(f"for {waited:.0f}s no cached state matched and", exc) from None
         except Unresolved as exc:
             raise self._failed("no cached state matches and", exc) from None
-        self._waiting_since = None
         index = self._adopt(engine, spec, page, checks)
         assert index is not None  # strict: it holds, or SynthesisFailed was raised
         return index
 
-    def _waited(self) -> float:
-        """Seconds since synthesis first found no state applying, in this wait."""
+    def _waited(self, engine: Engine) -> float:
+        """Seconds since synthesis first found no state applying at this step: a state
+        that ran since (cached or made) begins another wait."""
         now = time.monotonic()
-        if self._waiting_since is None:
-            self._waiting_since = now
-        return now - self._waiting_since
+        if self._waiting[0] != engine.result.steps:
+            self._waiting = (engine.result.steps, now)
+        return now - self._waiting[1]
 
     def _no_false_end(self, page: Observation, candidates: list[StateSpec]) -> StateSpec:
         """The state the synthesiser picks. An end state passes the item: it is asked

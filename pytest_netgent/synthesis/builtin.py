@@ -42,9 +42,6 @@ from .words import (
     with_base,
 )
 
-RANK = {"yes": 4, "partial": 3, "weak": 2, "unknown": 1, "no": 0}
-"""How well a state's triggers are verified on a page (see ``_applies``)."""
-
 
 class NotHolding(Unresolved):
     """A trigger that parses but does not hold on the page (the state does not apply)."""
@@ -454,10 +451,9 @@ class BuiltinSynthesiser:
         if upcoming is not None and level[upcoming.name] != "no":
             # unless none of its triggers could be read and a state declared later is
             # verified (its triggers hold, all or those that parse)
-            better = [s for s in _later(rest, ctx) if level[s.name] in ("yes", "partial")]
-            if level[upcoming.name] == "unknown" and better:
-                return max(better, key=lambda s: RANK[level[s.name]])
-            return upcoming
+            later = _later(rest, ctx)
+            better = [s for v in ("yes", "partial") for s in later if level[s.name] == v]
+            return better[0] if level[upcoming.name] == "unknown" and better else upcoming
         for verdict in ("yes", "partial", "weak", "unknown"):
             options = [s for s in rest if level[s.name] == verdict]
             if options:
