@@ -9,6 +9,8 @@
     netgent convert PROMPTS.json                write the equivalent .netgent.yaml
     netgent convert STATES.json|DIR [-o DIR]    a workflow file replaying a repository
     netgent convert A.json B.json C.sh -o DIR   a scenario running them together
+    netgent merge DIR... -o OUT                 one dataset from the folders of a run's
+                                                shards (--netgent-shard K/N)
 
 Exit status: 0 when the run reached an end state (every run and script, for several),
 1 when it did not (the reason, a UI drift report for a replay, is on stderr), 2 for bad
@@ -532,6 +534,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import NetgentError
 
     try:
+        if args_list[:1] == ["merge"]:
+            from ..dataset.merge import main as merge
+
+            return merge(args_list[1:])
         if args_list[:1] == ["convert"]:
             from .convert import convert
 

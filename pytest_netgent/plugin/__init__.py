@@ -70,12 +70,17 @@ def _register(config: pytest.Config, settings: Settings) -> None:
 
     network = NetworkPlugin.configure(config, settings, settings.browser.remote)
     config.pluginmanager.register(network, NETWORK_PLUGIN)
+    from .sharding import SHARD_PLUGIN, ShardPlugin  # --netgent-shard, durations, the record
+
+    config.pluginmanager.register(ShardPlugin(config), SHARD_PLUGIN)
     if settings.capture.on:
         from .capturing import CaptureLog, CapturePlugin
 
         config.pluginmanager.register(CapturePlugin(settings), CAPTURE_PLUGIN)
         if getattr(config, "workerinput", None) is None:
-            config.pluginmanager.register(CaptureLog(settings.capture), "netgent-capture-log")
+            config.pluginmanager.register(
+                CaptureLog(settings.capture, config), "netgent-capture-log"
+            )
     from .plugins_compat import PluginsCompat  # pytest-html, -rerunfailures, -repeat
 
     config.pluginmanager.register(PluginsCompat(), "netgent-plugins-compat")

@@ -20,6 +20,7 @@ import pytest
 
 from ..capture import CaptureSettings, folder_name
 from ..capture.item import ItemCapture
+from ..dataset.shards import Shard
 from ..errors import BrowserError
 from .keys import (
     CAPTURE_PLUGIN,
@@ -74,8 +75,9 @@ class CaptureLog:
     """On the controller (or pytest without ``-n``): gathers every item's capture row
     and writes ``manifest.csv`` and ``labels.csv`` at the end of the session."""
 
-    def __init__(self, settings: CaptureSettings) -> None:
+    def __init__(self, settings: CaptureSettings, config: pytest.Config) -> None:
         self.settings = settings
+        self.config = config
         self.rows: list[dict[str, str]] = []
         self.written: tuple[Path, Path] | None = None
 
@@ -92,6 +94,31 @@ class CaptureLog:
 
         if self.rows:
             self.written = write_manifest(self.settings.root, self.rows)
+            self._record()
+
+    def _record(self) -> None:
+        """``dataset.json`` and ``DATASET.md``: what the run (or this shard) collected and
+        wrote, with a hash of every file, for ``netgent merge``."""
+        from ..dataset import CARD, card, record
+        from ..system import atomic
+        from .sharding import run_id, shard_plugin
+
+        shards = shard_plugin(self.config)
+        collection = shards.collection if shards else None
+        if collection is None:  # collected by no one this process heard of
+            ids = list(dict.fromkeys(record.owner(r) for r in self.rows))
+            collection = record.Collection(ids, ids, Shard(1, 1))
+        root = self.settings.root
+        document = record.build(
+            root,
+            self.rows,
+            collection,
+            run_id=run_id(self.config),
+            durations=shards.measured if shards else None,
+        )
+        document["card"] = card.summary(self.rows, document)
+        record.write(root, document)
+        atomic.write_text(root / CARD, card.markdown(document["card"]))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.written is None:

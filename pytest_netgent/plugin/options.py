@@ -116,6 +116,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _browser_options(group)
     _grid_options(group)
     _capture_options(group)
+    from .sharding import add_options
+
+    add_options(group, parser)
     _ini_keys(parser)
 
 

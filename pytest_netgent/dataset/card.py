@@ -1,0 +1,108 @@
+"""The dataset card: what a dataset holds, for the people who use it.
+
+It says what CESNET DataZoo's metadata says of a dataset: the capture period, the
+applications (workflows) and their categories, item counts and sizes, the network
+conditions, and the tools and versions that made it; and for a merge, the shards and
+anything left out. ``DATASET.md`` is for people; the same facts are under ``"card"`` in
+``dataset.json``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..capture import FILES
+
+
+def summary(rows: Sequence[Mapping[str, str]], record: Mapping[str, Any]) -> dict[str, Any]:
+    """The card's facts, from the manifest ``rows`` and the ``record``."""
+    starts = sorted(r["start"] for r in rows if r.get("start"))
+    ends = sorted(r["end"] for r in rows if r.get("end"))
+    sizes = {
+        kind: sum(int(r.get(f"{kind}_bytes") or 0) for r in rows)
+        for kind in FILES
+        if any(r.get(kind) for r in rows)
+    }
+    apps: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        app = apps.setdefault(
+            r.get("workflow", ""), {"category": r.get("category", ""), "items": 0}
+        )
+        app["items"] += 1
+    return {
+        "run": record.get("run", ""),
+        "shards": record.get("shard", {}).get("count", 1),
+        "period": {"start": starts[0] if starts else "", "end": ends[-1] if ends else ""},
+        "items": len(rows),
+        "outcomes": dict(Counter(r.get("outcome", "") for r in rows)),
+        "kinds": dict(Counter(r.get("kind") or "item" for r in rows)),
+        "applications": dict(sorted(apps.items())),
+        "categories": dict(sorted(Counter(r.get("category") or "(none)" for r in rows).items())),
+        "bytes": sizes,
+        "total_bytes": sum(sizes.values()),
+        "networks": dict(sorted(Counter(r.get("network") or "unshaped" for r in rows).items())),
+        "tools": record.get("tools", {}),
+    }
+
+
+def markdown(facts: Mapping[str, Any], left_out: Sequence[str] = ()) -> str:
+    """``DATASET.md`` for ``facts`` (from :func:`summary`)."""
+    period = facts["period"]
+    lines = [
+        "# Dataset card",
+        "",
+        f"- **Run:** `{facts['run']}` ({facts['shards']} shard{_s(facts['shards'])})",
+        f"- **Period:** {period['start'] or '?'} to {period['end'] or '?'} (UTC)",
+        f"- **Items:** {facts['items']} ("
+        + ", ".join(f"{n} {k}" for k, n in sorted(facts["outcomes"].items()))
+        + "; "
+        + ", ".join(f"{n} {k}" for k, n in sorted(facts["kinds"].items()))
+        + ")",
+        f"- **Size:** {_size(facts['total_bytes'])}",
+        "",
+        "## Applications",
+        "",
+        "| workflow | category | items |",
+        "| --- | --- | --- |",
+        *(
+            f"| {name or '(none)'} | {app['category'] or '(none)'} | {app['items']} |"
+            for name, app in facts["applications"].items()
+        ),
+        "",
+        "## Categories",
+        "",
+        *(f"- {name}: {n} items" for name, n in facts["categories"].items()),
+        "",
+        "## Files",
+        "",
+        *(f"- {kind} ({FILES[kind]}): {_size(n)}" for kind, n in facts["bytes"].items()),
+        "",
+        "## Network conditions",
+        "",
+        *(f"- {name}: {n} items" for name, n in facts["networks"].items()),
+        "",
+        "## Tools",
+        "",
+        *(f"- {name} {version}" for name, version in facts["tools"].items()),
+        "",
+        "`manifest.csv` lists every item; `labels.csv` maps each passing item's pcap to its",
+        "category (nPrintML's `Item,Label`); `dataset.json` holds these facts and a SHA-256 of",
+        "every file.",
+    ]
+    if left_out:
+        lines += ["", "## Left out (not whole)", "", *(f"- {why}" for why in left_out)]
+    return "\n".join(lines) + "\n"
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000  # type: ignore[assignment]
+    return f"{n} bytes"
