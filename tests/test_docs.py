@@ -23,6 +23,7 @@ from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element
 ROOT = Path(__file__).resolve().parent.parent
 GITHUB = ROOT / "ci-templates" / "github" / "netgent.yml"
 GITLAB = ROOT / "ci-templates" / "gitlab" / "netgent.gitlab-ci.yml"
+DATASET = ROOT / "ci-templates" / "github" / "netgent-dataset.yml"
 QUIET_DOCS = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
 
 
@@ -64,8 +65,9 @@ def test_the_docs_site_builds_strictly_with_pages_made_from_the_code(tmp_path: P
     [
         (GITHUB, "vendor.github-workflows", ("runs-on: ubuntu-latest", "")),  # no runner
         (GITLAB, "vendor.gitlab-ci", ("when: always", "when: sometimes")),  # no such when
+        (DATASET, "vendor.github-workflows", ("matrix:", "matrices:")),
     ],
-    ids=["github", "gitlab"],
+    ids=["github", "gitlab", "github-dataset-matrix"],
 )
 def test_the_ci_definitions_are_valid_for_their_ci_systems(
     file: Path, schema: str, wrong: tuple[str, str], tmp_path: Path
