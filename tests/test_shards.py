@@ -229,6 +229,7 @@ def test_a_merge_of_every_shard_holds_every_item_once(tmp_path: Path) -> None:
     rows = read_rows(out / "manifest.csv")
     assert sorted(r["item"] for r in rows) == sorted(ITEMS[:-1])
     assert all((out / r["pcap"]).is_file() for r in rows)
+    assert (out / rows[0]["pcap"]).stat().st_nlink == 2  # linked, not copied: one disk's worth
     labels = (out / "labels.csv").read_text().splitlines()
     assert labels[0] == "Item,Label" and len(labels) == 8
     merged = json.loads((out / RECORD).read_text())

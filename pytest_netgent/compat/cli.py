@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Replay (-e) or generate (-g) a NetGent workflow in Chromium.",
         epilog=f"{KEYS_HELP}\n\n{CREDENTIALS_HELP}\n\n"
         "Convert prompts to a pytest workflow file with: netgent convert PROMPTS.json\n"
+        "Merge the artifacts folders of a run's shards with: netgent merge DIR... -o OUT\n"
         "Exit status: 0 end state reached, 1 not reached, 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -147,42 +148,70 @@ def merge(folders: Sequence[Path], out: Path, *, partial: bool = False) -> Merge
             + "\n(run the shards named again, or add --partial to write the whole items)"
         )
     out.mkdir(parents=True, exist_ok=True)
-    rows = _copy(whole, out)
+    rows, hashes = _copy(whole, out)
     write_manifest(out, rows)
-    _finish(parts, whole, rows, out, wrong)
+    _finish(parts, whole, rows, hashes, out, wrong)
     return Merged(out, len(whole), len(rows), wrong)
 
 
-def _copy(whole: dict[str, tuple[Part, list[dict[str, str]]]], out: Path) -> list[dict[str, str]]:
-    """Copy each whole item's folders into ``out`` (each once); its rows, with their new
-    folder (a name two shards both used gets a suffix)."""
-    taken: dict[tuple[Path, str], str] = {}
+def _copy(
+    whole: dict[str, tuple[Part, list[dict[str, str]]]], out: Path
+) -> tuple[list[dict[str, str]], dict[str, dict[str, str]]]:
+    """Bring each whole item's folder into ``out`` once (hard links where the file system
+    allows, else copies); its rows, with their new folder (a name two shards both used
+    gets a suffix) and the verified hashes of its files under it."""
+    renamed: dict[tuple[Path, str], str] = {}
     used: set[str] = set()
     rows: list[dict[str, str]] = []
+    hashes: dict[str, dict[str, str]] = {}
     for part, item_rows in whole.values():
-        for row in item_rows:
+        for row in sorted(item_rows, key=lambda r: len(r.get("folder", ""))):
             row = dict(row)
-            folder = row.get("folder", "")
-            if folder:
-                key = (part.folder, folder)
-                if key not in taken:
-                    name, n = folder, 1
-                    while name in used:
+            old = row.get("folder", "")
+            if old:
+                new = _placed(part.folder, old, renamed)
+                if new is None:  # not inside a folder already brought: a name of its own
+                    new, n = old, 1
+                    while new in used:
                         n += 1
-                        name = f"{folder}-{n}"
-                    used.add(name)
-                    taken[key] = name
-                    if (part.folder / folder).is_dir() and not (out / name).exists():
-                        shutil.copytree(part.folder / folder, out / name)
-                row["folder"] = taken[key]
+                        new = f"{old}-{n}"
+                    used.add(new)
+                    renamed[(part.folder, old)] = new
+                    if (part.folder / old).is_dir():
+                        shutil.copytree(part.folder / old, out / new, copy_function=_link)
+                row["folder"] = new
+                files = part.record["items"].get(row["item"], {}).get("files", {})
+                hashes[row["item"]] = {_moved(k, old, new): v for k, v in files.items()}
             rows.append(row)
-    return rows
+    return rows, hashes
+
+
+def _placed(part: Path, folder: str, renamed: dict[tuple[Path, str], str]) -> str | None:
+    """Where ``folder`` of ``part`` is in the merge, when it or a folder above it is."""
+    for (where, old), new in renamed.items():
+        if where == part and (folder == old or folder.startswith(f"{old}/")):
+            return new + folder[len(old) :]
+    return None
+
+
+def _moved(path: str, old: str, new: str) -> str:
+    return new + path[len(old) :] if path.startswith(f"{old}/") else path
+
+
+def _link(source: str, target: str) -> None:
+    """A hard link to ``source`` (a dataset's files are never changed in place), or a copy
+    where the file system cannot link."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def _finish(
     parts: Sequence[Part],
     whole: dict[str, tuple[Part, list[dict[str, str]]]],
     rows: list[dict[str, str]],
+    hashes: dict[str, dict[str, str]],
     out: Path,
     left_out: list[str],
 ) -> None:
@@ -195,7 +224,7 @@ def _finish(
             "owner": record.owner(row),
             "folder": row.get("folder", ""),
             "outcome": row.get("outcome", ""),
-            "files": record.file_hashes(out / row["folder"], out) if row.get("folder") else {},
+            "files": hashes.get(row["item"], {}),
         }
     for item, (part, _) in whole.items():
         seconds = part.record["items"].get(item, {}).get("duration")
