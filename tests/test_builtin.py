@@ -306,3 +306,26 @@ def test_parse_target() -> None:
     # two role words in a row: both are taken off (this once looped forever)
     t = parse_target("the product title heading")
     assert (t.phrase, t.role) == ("product", "heading")
+
+
+def test_a_state_that_ran_is_taken_again_on_a_guess_only_once_the_page_settled(
+    page_at: Any, ctx: Context
+) -> None:
+    """The state declared next is an end whose triggers do not hold yet (a notebook whose
+    kernel starts): the state that ran before, its words still on the page, is not taken
+    again until the page had time to settle; then it is."""
+    browse = StateSpec(
+        name="Browse", triggers=["We are browsing", "QUIC is listed"], actions=["Click QUIC"]
+    )
+    done = StateSpec(name="Done", triggers=["The page says 'Kernel idle'"], end="opened")
+    states = [browse, done]
+    ctx.order, ctx.history, ctx.settle = ["Browse", "Done"], ["Browse"], 15.0
+    article = page_at("/wiki/article/quic")
+    synth = BuiltinSynthesiser()
+    ctx.looked = 2.0
+    with pytest.raises(NothingApplies, match=r"'Browse' would run again on .* \(partial\)"):
+        synth.select_state(ctx, article, states)
+    ctx.looked = 15.0
+    assert synth.select_state(ctx, article, states).name == "Browse"
+    ctx.history, ctx.looked = [], 0.0  # at the start nothing ran: no wait
+    assert synth.select_state(ctx, article, states).name == "Browse"

@@ -113,6 +113,8 @@ class Recorder:
             # from it would be wrong; the engine's report says what the network said
             raise engine.page_error("no state can be recorded on a page that did not load")
         self.ctx.history = engine.result.states_visited
+        self.ctx.looked = self._waited(engine)
+        self.ctx.settle = engine.settings.state_timeout / 2
         try:
             page = self._observe(engine)
             candidates = self._candidates(engine)
@@ -132,8 +134,8 @@ class Recorder:
         return index
 
     def _waited(self, engine: Engine) -> float:
-        """Seconds since synthesis first found no state applying at this step: a state
-        that ran since (cached or made) begins another wait."""
+        """Seconds since synthesis first looked at the page at this step: a state that
+        ran since (cached or made) begins another wait."""
         now = time.monotonic()
         if self._waiting[0] != engine.result.steps:
             self._waiting = (engine.result.steps, now)
@@ -190,6 +192,8 @@ class Recorder:
         if not earlier:
             return None  # the usual case once states exist: no cost
         self.ctx.history = engine.result.states_visited
+        self.ctx.looked = self._waited(engine)
+        self.ctx.settle = engine.settings.state_timeout / 2
         try:
             page = self._observe(engine)
             spec = self.synth.select_state(self.ctx, page, [*earlier, matched])

@@ -63,6 +63,12 @@ class Context:
     """``time.monotonic()`` by which the run must end: no model call outlives it."""
     failed: list[str] = field(default_factory=list)
     """Actions chosen for the current instruction that the page refused, and why."""
+    looked: float = 0.0
+    """Seconds synthesis has been looking at the page for the current step."""
+    settle: float = 0.0
+    """Seconds a page is given to settle before a state that already ran (or one declared
+    before it) is taken again on less than its triggers holding: the page may still be
+    on its way to the state declared next."""
 
 
 @dataclass

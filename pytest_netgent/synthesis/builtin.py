@@ -457,7 +457,14 @@ class BuiltinSynthesiser:
         for verdict in ("yes", "partial", "weak", "unknown"):
             options = [s for s in rest if level[s.name] == verdict]
             if options:
-                return _after_history(options, ctx)
+                choice = _after_history(options, ctx)
+                back = ctx.history and choice not in _later(candidates, ctx)
+                if verdict != "yes" and back and ctx.looked < ctx.settle:
+                    raise NothingApplies(
+                        f"{choice.name!r} would run again on {page.url} ({verdict}) while "
+                        f"the page may still settle; weighed {weighed}"
+                    )
+                return choice
         raise NothingApplies(
             f"no state applies on {page.url}; weighed {weighed} (an end state is taken only "
             "when its triggers hold: write them literally, \"The page says '...'\")"
