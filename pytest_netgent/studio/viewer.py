@@ -1,0 +1,231 @@
+"""``netgent show-trace PATH``: a trace in the browser, served from this machine.
+
+:func:`serve` starts a small HTTP server for one trace, on 127.0.0.1 only, in a daemon
+thread. It serves three things:
+
+``/``
+    the viewer (``viewer.html``, one page with its styles and script inline);
+``/trace.json``
+    the trace's document;
+``/files/<member>``
+    a screenshot or DOM snapshot of the trace. Snapshots are pages the browser saw, with
+    their scripts: they are served with ``Content-Security-Policy: sandbox`` (and shown
+    in a sandboxed frame), so none of their scripts ever runs.
+
+Anything else is a 404. The viewer page itself may load nothing but these: its own
+``Content-Security-Policy`` keeps it offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import json
+import sys
+import threading
+import time
+from functools import cache
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from .traces import TraceError, TraceFile, read_trace
+
+PAGE = "viewer.html"
+"""The viewer page, a data file of this package."""
+
+PAGE_POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src 'self' data:; frame-src 'self'; connect-src 'self'; base-uri 'none'; "
+    "form-action 'none'"
+)
+"""The viewer's own policy: it reaches nothing beyond this server."""
+
+MEMBER_POLICY = "sandbox"
+"""Every member is served in a sandbox: a snapshot's scripts never run."""
+
+CONTENT_TYPES = {
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".png": "image/png",
+    ".html": "text/html; charset=utf-8",
+    ".json": "application/json",
+    ".txt": "text/plain; charset=utf-8",
+}
+"""Content types of members by extension; any other member is sent as bytes."""
+
+
+@cache
+def page() -> bytes:
+    """The viewer page, read once per process."""
+    return resources.files(__package__).joinpath(PAGE).read_bytes()
+
+
+class _Server(ThreadingHTTPServer):
+    """The HTTP server of one trace."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], trace: TraceFile) -> None:
+        self.trace = trace
+        self.document = json.dumps(trace.document, ensure_ascii=False).encode("utf-8")
+        """``/trace.json``, encoded once."""
+        super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that hung up mid-answer (a tab closed, a picture no longer wanted as
+        the scrubber moved on) is no error; anything else is printed as usual."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Answers the viewer's requests (see the module's documentation)."""
+
+    server: _Server
+    server_version = "netgent-show-trace"
+
+    def do_GET(self) -> None:
+        """Answer a GET: the page, the document, a member, or a 404."""
+        self._answer(head=False)
+
+    def do_HEAD(self) -> None:
+        """Answer a HEAD like a GET, without the body."""
+        self._answer(head=True)
+
+    def _answer(self, head: bool) -> None:
+        path = unquote(urlsplit(self.path).path)
+        trace = self.server.trace
+        headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+        if path in ("/", "/index.html"):
+            headers["Content-Security-Policy"] = PAGE_POLICY
+            self._send(page(), "text/html; charset=utf-8", headers, head)
+        elif path == "/trace.json":
+            self._send(self.server.document, "application/json", headers, head)
+        elif path.startswith("/files/") and (name := path[len("/files/") :]) in trace.names:
+            try:
+                body = trace.member(name)
+            except TraceError as exc:
+                self.send_error(HTTPStatus.INTERNAL_SERVER_ERROR, "damaged member", str(exc))
+                return
+            headers["Content-Security-Policy"] = MEMBER_POLICY
+            kind = CONTENT_TYPES.get(PurePosixPath(name).suffix.lower())
+            self._send(body, kind or "application/octet-stream", headers, head)
+        else:
+            self.send_error(HTTPStatus.NOT_FOUND, "not part of this trace")
+
+    def _send(self, body: bytes, kind: str, headers: dict[str, str], head: bool) -> None:
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Requests are not logged: the terminal shows only what the command prints."""
+
+
+class ViewerServer:
+    """A running viewer of one trace; :meth:`close` (or leaving a ``with``) stops it."""
+
+    def __init__(self, server: _Server, host: str) -> None:
+        self._server = server
+        self.trace = server.trace
+        self.port: int = server.server_address[1]
+        self.url = f"http://{host}:{self.port}/"
+        """The viewer's address, ending with ``/``."""
+        self._thread = threading.Thread(
+            target=server.serve_forever, name=f"netgent-show-trace:{self.port}", daemon=True
+        )
+        self._thread.start()
+        self._closed = False
+
+    def close(self) -> None:
+        """Stop serving and free the port (a second call does nothing)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._server.shutdown()
+        self._thread.join()
+        self._server.server_close()
+
+    def __enter__(self) -> ViewerServer:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def serve(trace: Path, port: int = 0, host: str = "localhost") -> ViewerServer:
+    """Serve the trace at ``trace`` on ``port`` (0: any free port) and return the server.
+
+    ``host`` is the name the URL uses; ``localhost`` binds 127.0.0.1, so the viewer is
+    reachable from this machine only. Raises :class:`TraceError` when the trace cannot be
+    read or the port is taken.
+    """
+    checked = read_trace(Path(trace))
+    address = "127.0.0.1" if host in ("localhost", "127.0.0.1", "") else host
+    try:
+        server = _Server((address, port), checked)
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+            why = "is in use" if exc.errno == errno.EADDRINUSE else "is not open to this user"
+            raise TraceError(
+                f"port {port} {why}: give another with --port N, or --port 0 for any free port"
+            ) from exc
+        raise TraceError(f"cannot serve on {address}:{port}: {exc.strerror or exc}") from exc
+    return ViewerServer(server, host or "localhost")
+
+
+def _wait_until_interrupted(server: ViewerServer) -> None:
+    """Block until Ctrl-C (``KeyboardInterrupt``) while ``server`` serves."""
+    while True:
+        time.sleep(3600)
+
+
+def main(argv: list[str]) -> int:
+    """``netgent show-trace PATH [--port N]``: serve the trace until Ctrl-C.
+
+    Returns 0 once stopped with Ctrl-C, 2 when the trace cannot be shown (the reason
+    is printed to stderr).
+    """
+    parser = argparse.ArgumentParser(
+        prog="netgent show-trace",
+        description="Show a trace written by --netgent-trace in the browser.",
+    )
+    parser.add_argument("path", metavar="PATH", help="the trace, e.g. trace.zip")
+    parser.add_argument(
+        "--port", type=int, default=0, help="port to serve on (default 0: any free port)"
+    )
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse has printed its usage message
+        return stop.code if isinstance(stop.code, int) else 2
+    if not 0 <= args.port <= 65535:
+        print(f"netgent show-trace: --port {args.port} is not a port (0 to 65535)", file=sys.stderr)
+        return 2
+    try:
+        server = serve(Path(args.path), port=args.port)
+    except TraceError as exc:
+        print(f"netgent show-trace: {exc}", file=sys.stderr)
+        return 2
+    with server:
+        print(f"netgent show-trace: serving {args.path} at {server.url} (Ctrl-C to stop)")
+        sys.stdout.flush()
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the viewer stops
+            _wait_until_interrupted(server)
+    return 0
