@@ -26,6 +26,7 @@ LAST_LINE = {
     "scenario.py": r"ratio scenario/item: \d+\.\d+",
     "shards.py": r"shards: \d+ shards, same items as one run: yes",
     "scale.py": r"ratio collect yaml/python: \d+\.\d+",
+    "trace.py": r"ratio trace/plain: \d+\.\d+",
     "startup.py": r"startup over bare: -?\d+ ms \(base\), -?\d+ ms \(all extras\)",
     "synthesis.py": r"synthesis green: builtin \d+/\d+, local \d+/\d+, both \d+/\d+",
 }

@@ -11,6 +11,8 @@
     netgent convert A.json B.json C.sh -o DIR   a scenario running them together
     netgent merge DIR... -o OUT                 one dataset from the folders of a run's
                                                 shards (--netgent-shard K/N)
+    netgent show-trace TRACE.zip [--port N]     an item's trace (--netgent-trace) in the
+                                                browser
 
 Exit status: 0 when the run reached an end state (every run and script, for several),
 1 when it did not (the reason, a UI drift report for a replay, is on stderr), 2 for bad
@@ -72,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"{KEYS_HELP}\n\n{CREDENTIALS_HELP}\n\n"
         "Convert prompts to a pytest workflow file with: netgent convert PROMPTS.json\n"
         "Merge the artifacts folders of a run's shards with: netgent merge DIR... -o OUT\n"
+        "Open an item's trace (--netgent-trace) with: netgent show-trace TRACE.zip\n"
         "Exit status: 0 end state reached, 1 not reached, 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -535,6 +538,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import NetgentError
 
     try:
+        if args_list[:1] == ["show-trace"]:
+            from ..studio.viewer import main as show_trace
+
+            return show_trace(args_list[1:])
         if args_list[:1] == ["merge"]:
             from ..dataset.merge import main as merge
 

@@ -73,6 +73,10 @@ def _register(config: pytest.Config, settings: Settings) -> None:
     from .sharding import SHARD_PLUGIN, ShardPlugin  # --netgent-shard, durations, the record
 
     config.pluginmanager.register(ShardPlugin(config), SHARD_PLUGIN)
+    if settings.trace != "off":
+        from .tracing import TRACE_PLUGIN, TracePlugin
+
+        config.pluginmanager.register(TracePlugin(settings.trace, settings.artifacts), TRACE_PLUGIN)
     if settings.capture.on:
         from .capturing import CaptureLog, CapturePlugin
 

@@ -116,9 +116,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _browser_options(group)
     _grid_options(group)
     _capture_options(group)
-    from .sharding import add_options
+    from . import sharding, tracing
 
-    add_options(group, parser)
+    sharding.add_options(group, parser)
+    tracing.add_options(group, parser)
     _ini_keys(parser)
 
 

@@ -57,6 +57,7 @@ def resolve(config: pytest.Config) -> Settings:
     """Every option and ini key of the plugin, read and checked once: a bad value is a
     usage error naming the option (or ini key) and a good value."""
     from .options import count, http_url, positive_float, window_size
+    from .tracing import trace_mode
 
     timeout = _setting(config, "netgent_state_timeout")
     if isinstance(timeout, str):
@@ -106,6 +107,7 @@ def resolve(config: pytest.Config) -> Settings:
         llm_tokens=count("ini netgent_llm_tokens")(str(_setting(config, "netgent_llm_tokens"))),
         llm_only=bool(config.getoption("netgent_llm_only")),
         live=_live(config),
+        trace=trace_mode(config),
     )
 
 

@@ -15,6 +15,7 @@ from ..browser.page import FAR_FRAMES, script
 from ..errors import CheckOutcome, StateOutcome
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -187,23 +188,41 @@ def screenshot(
     screenshot goes into reports), then put back; a page where that fails gets none."""
     if folder is None:
         return ""
-    secrets = redact.variants if redact is not None else []
-    masked: list[str] = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / SCREENSHOTS.replace("*", str(step))
-        try:
-            if secrets:
-                _hide(driver, secrets, masked)
+        with secrets_hidden(driver, redact, strict=True):
             taken = driver.save_screenshot(str(path))
-        finally:
-            _show(driver, masked)
         if taken:
             return str(path)
     except Exception as exc:  # the report must survive a dead browser
         reason = str(exc).splitlines()[0] if str(exc) else repr(exc)
         return f"(no screenshot: {reason})"
     return ""
+
+
+@contextlib.contextmanager
+def secrets_hidden(
+    driver: WebDriver, redact: Redactor | None, *, strict: bool = False
+) -> Iterator[bool]:
+    """While the block runs, the page (and its frames of other sites) shows each secret
+    ``redact`` knows as its ``{name}``; then they are put back. Yields whether the page
+    is free of them: False (or with ``strict``, the error) when it could not be done, and
+    no picture may be taken."""
+    secrets = redact.variants if redact is not None else []
+    masked: list[str] = []
+    try:
+        try:
+            if secrets:
+                _hide(driver, secrets, masked)
+        except Exception:  # a page or frame that cannot be masked: no picture of it
+            if strict:
+                raise
+            yield False
+            return
+        yield True
+    finally:
+        _show(driver, masked)
 
 
 def _hide(driver: WebDriver, secrets: list[tuple[str, str]], masked: list[str]) -> None:

@@ -44,9 +44,7 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
 
-TICK_MS = 500
-"""Longest in-page wait of one tick; limits are checked between ticks."""
-
+TICK_MS = 500  # the longest in-page wait of one tick; limits are checked between ticks
 HANG_S = 10.0
 """How long a tick may outlast its in-page wait before the page counts as hung (a script
 that never returns); never later than the workflow timeout."""
@@ -339,11 +337,12 @@ class Engine:
         if at.last_fired is not None and at.repeats >= self.states[at.last_fired].repeat:
             exclude = {"state": at.last_fired, "doc": at.last_page[0], "href": at.last_page[1]}
         with self._bounded(wait_ms / 1000 + HANG_S, diagnosis.CHECKING):
-            tick = evaluate(
-                self.driver, self._checks, exclude, wait_ms, fresh=self._fresh, rows=False
-            )
+            tick = evaluate(self.driver, self._checks, exclude, wait_ms, fresh=self._fresh,
+                            rows=bool(self.result.watchers))  # fmt: skip
         self._hung()
         self.result.ticks += 1
+        for watcher in self.result.watchers:  # --netgent-trace
+            watcher.tick(tick)
         self.webrtc.collect(tick.rtc)
         if self.sampler.see(tick.doc, tick.qoe):  # a new page while sampling: its frames
             with self._bounded(HANG_S, "the video sampler looked into the page's frames"):

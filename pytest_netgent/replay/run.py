@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from ..browser.video import QoeSample
@@ -22,6 +22,7 @@ from ..workflow.spec import PLACEHOLDER
 
 if TYPE_CHECKING:
     from ..browser.guard import NavigationGuard
+    from ..browser.page import Tick
     from ..synthesis import RecordReport
 
 log = logging.getLogger("pytest_netgent.run")
@@ -46,6 +47,16 @@ class TimelineEvent:
     detail: str = ""
 
 
+class Watcher(Protocol):
+    """Follows a run as it goes (see :mod:`.trace`)."""
+
+    def event(self, event: TimelineEvent) -> None:
+        """A timeline event, as it is added (its values already redacted)."""
+
+    def tick(self, tick: Tick) -> None:
+        """One look at the page: each state's check results."""
+
+
 @dataclass
 class RunResult:
     """The outcome of one workflow run."""
@@ -67,6 +78,8 @@ class RunResult:
     """Video quality samples of ``start_video_sampling`` (see :mod:`..browser.video`)."""
     webrtc: list[WebrtcSample] = field(default_factory=list)
     """WebRTC samples of ``start_webrtc_tracking`` (see :mod:`..browser.webrtc`)."""
+    watchers: list[Watcher] = field(default_factory=list, repr=False, compare=False)
+    """Told of every timeline event and every look at the page (``--netgent-trace``)."""
 
     @property
     def states_visited(self) -> list[str]:
@@ -76,6 +89,8 @@ class RunResult:
     def note(self, event: TimelineEvent) -> None:
         """Add ``event`` (its values already redacted) to the timeline, and log it."""
         self.timeline.append(event)
+        for watcher in self.watchers:
+            watcher.event(event)
         logging_it = log.isEnabledFor(logging.INFO)
         if not (logging_it or progress.listening()):
             return  # the sentence is made only for someone who reads it

@@ -40,6 +40,8 @@ from .wiring import Wired, run_states
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
+    from .trace import Trace
+
 
 def find_workflow(path: Path, name: str | None) -> LoadedWorkflow:
     """Load the workflow ``name`` (or the file's only one) from ``path``."""
@@ -83,6 +85,12 @@ class NetgentBrowser:
         """Called with each workflow and its base URL before it runs (captures use it)."""
         self.network = ""
         """The link condition on this browser's traffic (set by the network plugin)."""
+        self.trace: Trace | None = None
+        """What the runs of this test did, tick by tick (``--netgent-trace``)."""
+        if settings.trace != "off":
+            from .trace import Trace
+
+            self.trace = Trace()
 
     @property
     def driver(self) -> WebDriver:
@@ -157,6 +165,7 @@ class NetgentBrowser:
             cached=cached,
             window=window_text(window),
             guard=guard,
+            trace=self.trace,
         )
         result = wired.result
         self.results.append(result)

@@ -20,6 +20,8 @@ class ReplaySettings:
     """``--netgent-record`` mode: "" (replay), ``missing``, ``all`` or ``propose``."""
     rootdir: Path = field(default_factory=Path.cwd)
     """The project's root: proposals under ``artifacts/proposed`` mirror paths below it."""
+    trace: str = "off"
+    """``--netgent-trace``: ``off``, ``on`` or ``retain-on-failure`` (see :mod:`.trace`)."""
     window: tuple[int, int] | None = None
     """``--netgent-window-size``: the window every run uses, over what a workflow's
     ``window:`` or its cache file says."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..browser.guard import NavigationGuard
     from ..workflow.automaton import State
     from ..workflow.spec import Workflow
+    from .trace import Trace
 
 
 @dataclass
@@ -48,6 +49,7 @@ def run_states(
     cached: set[str] | None = None,
     window: str = "",
     guard: NavigationGuard | None = None,
+    trace: Trace | None = None,
 ) -> Wired:
     """Run the compiled ``states`` of workflow ``name`` to its end or a failure.
 
@@ -55,7 +57,8 @@ def run_states(
     failing states are synthesised by ``synthesiser`` (default: builtin rules);
     ``cached`` names the states that came from the cache. ``values`` fill the
     placeholders (``base_url`` among them); ``secrets`` too, and are redacted from
-    everything reported and from what a model is shown.
+    everything reported and from what a model is shown. ``trace`` (``--netgent-trace``)
+    watches the run.
     """
     recorder = None
     if record is not None:
@@ -75,4 +78,8 @@ def run_states(
     engine = Engine(
         driver, name, states, values, secrets, settings, healer=recorder, order=order, guard=guard
     )
-    return Wired(engine.run(), engine, recorder)
+    watching = trace.start(engine) if trace is not None else None
+    result = engine.run()
+    if watching is not None:
+        watching.finish(result)
+    return Wired(result, engine, recorder)
