@@ -57,6 +57,7 @@ def test_a_trace_holds_each_tick_action_picture_and_request_and_no_secret(
         assert frames and all(archive.read(n)[:2] == b"\xff\xd8" for n in frames)  # JPEG
         assert all(archive.getinfo(n).file_size < 200_000 for n in frames)
         assert any(r["url"].endswith("/wiki/login") for r in run["network"])  # from the HAR
+        assert any("favicon.ico" in m["text"] and m["level"] == "severe" for m in run["console"])
         everything = b"".join(archive.read(n) for n in archive.namelist())
         for form in (PASSWORD, quote(PASSWORD), json.dumps(PASSWORD)[1:-1]):
             assert form.encode() not in everything

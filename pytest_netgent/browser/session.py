@@ -93,6 +93,8 @@ class BrowserOptions:
     """Port ChromeDriver listens on (0: any free one)."""
     network_events: bool = False
     """Log the DevTools network events (read with ``driver.get_log("performance")``)."""
+    console: bool = False
+    """Log the pages' console messages (read with ``driver.get_log("browser")``)."""
     temp_dir: str = ""
     """The browser's ``TMPDIR`` (its sockets and scratch folders), default the process's."""
     group: int = 0
@@ -146,13 +148,13 @@ def _chrome_options(options: BrowserOptions, browser: str) -> Any:
         chrome_options.add_argument(arg)
     chrome_options.add_experimental_option("excludeSwitches", ["enable-automation"])
     chrome_options.add_experimental_option("prefs", QUIET_PREFS)
+    logs = {"browser": "ALL" if options.console else "OFF"}
     if options.network_events:
-        chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF", "performance": "ALL"})
+        logs["performance"] = "ALL"
         chrome_options.add_experimental_option(
             "perfLoggingPrefs", {"enableNetwork": True, "enablePage": False}
         )
-    else:
-        chrome_options.set_capability("goog:loggingPrefs", {"browser": "OFF"})
+    chrome_options.set_capability("goog:loggingPrefs", logs)
     return chrome_options
 
 

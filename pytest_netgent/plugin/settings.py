@@ -72,6 +72,7 @@ def resolve(config: pytest.Config) -> Settings:
         )
     remote = http_url("ini netgent_remote")(_setting(config, "netgent_remote"))
     capture = _capture(config, artifacts)
+    trace = trace_mode(config)
     window = _setting(config, "netgent_window_size")
     if isinstance(window, str):
         window = window_size("ini netgent_window_size")(window) if window else None
@@ -91,6 +92,7 @@ def resolve(config: pytest.Config) -> Settings:
                 _setting(config, "netgent_remote_retries")
             ),
             network_events="har" in capture.modes,
+            console=trace != "off",  # the pages' console messages, for the trace
         ),
         capture=capture,
         network=_network(config),
@@ -107,7 +109,7 @@ def resolve(config: pytest.Config) -> Settings:
         llm_tokens=count("ini netgent_llm_tokens")(str(_setting(config, "netgent_llm_tokens"))),
         llm_only=bool(config.getoption("netgent_llm_only")),
         live=_live(config),
-        trace=trace_mode(config),
+        trace=trace,
     )
 
 

@@ -7,8 +7,8 @@ around every action a screenshot and a DOM snapshot before it and after it. At t
 of the item :meth:`Trace.write` packs it into ``trace.zip``::
 
     trace.json              the item, its outcome, and per run: the automaton's states,
-                            the path taken, events, requests (from the item's HAR when
-                            captured), LLM calls and tokens
+                            the path taken, events, console messages, requests (from
+                            the item's HAR when captured), LLM calls and tokens
     frames/NNNN.jpg         screenshots, JPEG, at most one per FRAME_GAP_S and MAX_FRAMES
                             per item, scaled to at most FRAME_WIDTH pixels wide
     snapshots/<sha1>.html   DOM snapshots, each kept once however often it was seen
@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..browser.session import cdp
+from ..browser.session import browser_log, cdp
 from ..system import atomic
 from . import diagnosis
 
@@ -110,6 +110,7 @@ class RunTrace:
         """The action event whose "after" pictures the next look at the page takes."""
         self._last_frame = 0.0
         self.result: RunResult | None = None
+        self.console: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ the engine's calls
 
@@ -121,6 +122,7 @@ class RunTrace:
             if value := getattr(event, key):
                 entry[key] = value
         self.events.append(entry)
+        self._read_console()
         if event.event == "action":
             self._picture(entry, "frame", "snapshot")
             self._after = entry
@@ -153,7 +155,24 @@ class RunTrace:
     def finish(self, result: RunResult) -> None:
         """The run ended: the last action's "after" pictures, if it has none yet."""
         self._close_action()
+        self._read_console()
         self.result = result
+
+    def _read_console(self) -> None:
+        """The pages' console messages since the last read (a browser started with them
+        logged; none otherwise)."""
+        try:
+            entries = browser_log(self.engine.driver, "browser")
+        except Exception:  # a session without the log (a Grid node's, a browser gone)
+            return
+        for entry in entries:
+            self.console.append(
+                {
+                    "epoch": float(entry.get("timestamp", 0)) / 1000,
+                    "level": str(entry.get("level", "")).lower(),
+                    "text": self.redact(str(entry.get("message", ""))),
+                }
+            )
 
     # ------------------------------------------------------------------ pictures
 
@@ -227,6 +246,7 @@ class RunTrace:
             "path": result.states_visited,
             "events": self.events,
             "network": _within(requests, started, end),
+            "console": _within(self.console, started, end),
             "llm": {
                 "calls": usage.llm_calls if usage else 0,
                 "tokens": usage.input_tokens + usage.output_tokens if usage else 0,
@@ -237,7 +257,8 @@ class RunTrace:
 def _within(
     requests: list[dict[str, Any]], started: float | None, end: float | None
 ) -> list[dict[str, Any]]:
-    """The requests made during the run, each with ``t`` seconds since it started."""
+    """The ``requests`` (or console messages) of the run, each with ``t`` seconds since it
+    started."""
     if started is None or end is None:
         return []
     return [
