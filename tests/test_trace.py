@@ -145,3 +145,22 @@ def _the_viewer_shows(path: Path, run: dict[str, Any]) -> None:
             assert states == len(run["states"])
     finally:
         driver.quit()
+
+
+def test_a_snapshot_of_a_page_of_web_components_holds_their_shadow_roots(
+    tmp_path: Path,
+) -> None:
+    """The dashboard renders every control in shadow roots up to four deep, the search
+    box in a closed one: its snapshots write them as declarative shadow roots."""
+    done = _pytest(
+        tmp_path, "example_suites/components/dashboard.netgent.yaml", "--netgent-trace=on"
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    (path,) = (tmp_path / "artifacts").glob("*/trace.zip")
+    with zipfile.ZipFile(path) as archive:
+        snapshots = [
+            archive.read(n).decode() for n in archive.namelist() if n.startswith("snapshots/")
+        ]
+    typed = [s for s in snapshots if 'shadowrootmode="closed"' in s]
+    assert typed and all('shadowrootmode="open"' in s for s in typed)
+    assert any("Lisbon" in s for s in snapshots)  # the results, rendered in shadow roots

@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..browser.page import script
 from ..browser.session import browser_log, cdp
 from ..system import atomic
 from . import diagnosis
@@ -57,7 +58,22 @@ SNAPSHOT_BYTES = 2_000_000
 """Largest DOM snapshot kept (a larger one is cut)."""
 
 _SIZE = "return [window.innerWidth, window.innerHeight]"
-_SNAPSHOT = "return document.documentElement ? document.documentElement.outerHTML : ''"
+_SNAPSHOT = """
+const top = document.documentElement;
+if (!top) return '';
+if (!top.getHTML) return top.outerHTML;
+const roots = [];
+const walk = (scope) => {
+  for (const el of scope.querySelectorAll('*')) {
+    const root = ngRootOf(el);
+    if (root) { roots.push(root); walk(root); }
+  }
+};
+walk(document);
+return '<!DOCTYPE html><html>' + top.getHTML({shadowRoots: roots}) + '</html>';
+"""
+"""The page as HTML, its shadow roots (open, and closed ones shadow.js kept) written as
+declarative ``<template shadowrootmode>``, so a snapshot shows web components' content."""
 
 
 @dataclass
@@ -186,7 +202,8 @@ class RunTrace:
         that cannot be pictured (between documents, gone) is left without."""
         driver = self.engine.driver
         try:
-            html = str(driver.execute_script(_SNAPSHOT) or "")[:SNAPSHOT_BYTES]
+            html = str(driver.execute_script(script("deep.js") + _SNAPSHOT) or "")
+            html = html[:SNAPSHOT_BYTES]
         except Exception:  # a page between documents, a dialog open, a browser gone
             return
         data = self.redact(html).encode("utf-8")
