@@ -397,3 +397,22 @@ def test_the_merged_shards_of_the_simulated_job_equal_a_single_run(tmp_path: Pat
         r["item"] for r in merged
     }
     assert merge.read_part(folders[0]).record["shard"] == {"index": 1, "count": 3}
+
+
+def test_a_shard_left_without_items_still_writes_its_record(tmp_path: Path) -> None:
+    """Two items in three shards: the empty shard's folder says it ran, and the merge
+    of all three holds both items."""
+    folders = []
+    for k in (1, 2, 3):
+        folder = tmp_path / f"shard-{k}"
+        command = [sys.executable, "-m", "pytest", "example_suites/wiki/browse.netgent.yaml"]
+        command += [*QUIET, "-p", "no:cacheprovider", f"--netgent-shard={k}/3"]
+        command += ["--netgent-capture=har", f"--netgent-artifacts={folder}"]
+        env = {**os.environ, "NETGENT_RUN_ID": "two-in-three"}
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout[-3000:]  # an empty shard is no failure
+        assert (folder / RECORD).is_file()
+        folders.append(str(folder))
+    merged = _merge(*folders, "-o", str(tmp_path / "out"))
+    assert merged.returncode == 0, merged.stderr
+    assert "netgent merge: 2 items" in merged.stdout

@@ -91,8 +91,12 @@ class CaptureLog:
 
     def pytest_sessionfinish(self) -> None:
         from ..capture.manifest import write_manifest
+        from .sharding import shard_plugin
 
-        if self.rows:
+        shards = shard_plugin(self.config)
+        sharded = shards is not None and shards.shard is not None
+        # a shard left with no item still says so: the merge counts every shard
+        if self.rows or (sharded and shards is not None and shards.collection is not None):
             self.written = write_manifest(self.settings.root, self.rows)
             self._record()
 

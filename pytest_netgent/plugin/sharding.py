@@ -153,8 +153,16 @@ class ShardPlugin:
             self.measured[report.nodeid] += report.duration
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput") and self.collection is not None:
-            c = self.collection
+        c = self.collection
+        if (
+            session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+            and self.shard is not None
+            and c is not None
+            and c.collected
+            and not c.assigned
+        ):
+            session.exitstatus = pytest.ExitCode.OK  # the run has items; none landed here
+        if hasattr(self.config, "workerinput") and c is not None:
             output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
             output[WORKER_KEY] = json.dumps(
                 [c.collected, c.assigned, c.shard.index, c.shard.count, c.expected]
