@@ -321,6 +321,8 @@ def test_the_container_image_has_what_a_shard_needs() -> None:
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert "Containerfile" in JOB.read_text() and container["workingDir"] == "/suite"
     assert {"NET_ADMIN", "NET_RAW"} <= set(container["securityContext"]["capabilities"]["add"])
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {"node_modules", "netgent-artifacts", ".git"} <= set(ignored)  # a lean context
 
 
 def _job() -> tuple[dict[str, Any], str, dict[str, str]]:
