@@ -132,6 +132,9 @@ def test_the_github_jobs_commands_replay_report_and_propose_heals(project: Proje
     assert _junit(project.path / "netgent-junit.xml") == {"search": "passed", "drift": "failed"}
     artifacts = project.path / "netgent-artifacts"
     assert list(artifacts.rglob("failure-step*.png")), replay.stdout
+    assert [p.parent.name for p in artifacts.rglob("trace.zip")] == [
+        p.parent.name for p in artifacts.rglob("failure-step*.png")
+    ]  # the failed item's trace, kept for the upload
     proposed = _run(project, steps["Propose heals for what failed"])
     assert proposed.returncode == 0, proposed.stdout + proposed.stderr
     assert "1 passed" in proposed.stdout or "1 failed" in proposed.stdout, proposed.stdout
