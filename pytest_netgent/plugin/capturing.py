@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..replay.runner import NetgentBrowser
     from ..workflow.spec import LoadedWorkflow
     from .settings import Settings
+    from .sharding import ShardPlugin
 
 
 def prepare_capture(config: pytest.Config, capture: CaptureSettings, remote: str) -> None:
@@ -94,20 +95,19 @@ class CaptureLog:
         from .sharding import shard_plugin
 
         shards = shard_plugin(self.config)
-        sharded = shards is not None and shards.shard is not None
         # a shard left with no item still says so: the merge counts every shard
-        if self.rows or (sharded and shards is not None and shards.collection is not None):
+        empty_shard = shards is not None and shards.shard is not None and shards.collection
+        if self.rows or empty_shard:
             self.written = write_manifest(self.settings.root, self.rows)
-            self._record()
+            self._record(shards)
 
-    def _record(self) -> None:
+    def _record(self, shards: ShardPlugin | None) -> None:
         """``dataset.json`` and ``DATASET.md``: what the run (or this shard) collected and
         wrote, with a hash of every file, for ``netgent merge``."""
         from ..dataset import CARD, card, record
         from ..system import atomic
-        from .sharding import run_id, shard_plugin
+        from .sharding import run_id
 
-        shards = shard_plugin(self.config)
         collection = shards.collection if shards else None
         if collection is None:  # collected by no one this process heard of
             ids = list(dict.fromkeys(record.owner(r) for r in self.rows))
