@@ -245,6 +245,50 @@ def test_a_plugin_can_swap_the_synthesiser(project: Project) -> None:
     assert doc["synthesis"]["model"] == "careful-rules"
 
 
+CHANGING = """
+from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
+from pytest_netgent.workflow.automaton import Check
+
+class Changing(BuiltinSynthesiser):
+    \"\"\"Reads 'Article' off a page that changes before its triggers are checked.\"\"\"
+    name = "changing"
+    reads = 0
+
+    def define_triggers(self, ctx, page, spec):
+        checks = super().define_triggers(ctx, page, spec)
+        if spec.name == "Article":
+            type(self).reads += 1
+            if type(self).reads <= READS:
+                return [*checks, Check(type="text", params={"text": "gone a moment later"})]
+        return checks
+
+def pytest_netgent_make_synthesiser(config, llm):
+    return Changing()
+"""
+
+
+def test_record_reads_a_page_again_when_it_changed_before_its_triggers_were_checked(
+    project: Project,
+) -> None:
+    """The triggers synthesised from a page that no longer shows them a moment later (a
+    kernel starting, a tab still loading) are made again from a fresh look at the page,
+    until the state timeout; then the item fails naming the state and its checks."""
+    project.workflow("featured", FEATURED)
+    project.pytester.makeconftest("READS = 2\n" + CHANGING)
+    project.run("--netgent-record").assert_outcomes(passed=1)
+    doc = json.loads((project.path / "__netgent__" / "featured" / "featured.json").read_text())
+    assert "gone a moment later" not in json.dumps(doc)
+    project.run().assert_outcomes(passed=1)
+
+    shutil.rmtree(project.path / "__netgent__")
+    project.pytester.makeconftest("READS = 10**6\n" + CHANGING)
+    failed = project.run("--netgent-record", "--netgent-state-timeout=2")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(
+        ["*the triggers synthesised for state 'Article' do not hold on *gone a moment later*"]
+    )
+
+
 PAGES = """
 name: pages
 start_url: "{base_url}/shop/"

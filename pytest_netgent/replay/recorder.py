@@ -56,6 +56,12 @@ class StatesProposed(NetgentError):
     """``--netgent-record=propose`` healed the workflow into the artifacts folder."""
 
 
+class _NotYet(SynthesisFailed):
+    """The triggers synthesised from a page do not hold on it a moment later: the page
+    was still changing (a kernel starting, a tab loading); looked at again until the
+    state timeout."""
+
+
 class Recorder:
     """The engine's :class:`~pytest_netgent.replay.engine.Healer` in record mode."""
 
@@ -129,7 +135,12 @@ class Recorder:
             raise self._failed(f"for {waited:.0f}s no cached state matched and", exc) from None
         except Unresolved as exc:
             raise self._failed("no cached state matches and", exc) from None
-        index = self._adopt(engine, spec, page, checks)
+        try:
+            index = self._adopt(engine, spec, page, checks)
+        except _NotYet:
+            if self._waited(engine) < engine.settings.state_timeout:
+                return None  # the page changed since it was read: read it again
+            raise
         assert index is not None  # strict: it holds, or SynthesisFailed was raised
         return index
 
@@ -268,7 +279,7 @@ class Recorder:
         if not (held.ok and held.results and all(ok for ok, _ in held.results[0])):
             if not strict:
                 return None
-            raise SynthesisFailed(
+            raise _NotYet(
                 f"the triggers synthesised for state {spec.name!r} do not hold on "
                 f"{page.url}: {[c.describe() for c in checks]}"
             )
