@@ -158,7 +158,7 @@ class Tcpdump:
                 part.unlink()
 
 
-def _pcap_records(path: Path) -> Iterator[tuple[float, bytes, bytes]]:
+def pcap_records(path: Path) -> Iterator[tuple[float, bytes, bytes]]:
     """``(time, record header, packet)`` of each packet of a classic pcap file."""
     with path.open("rb") as f:
         header = f.read(24)
@@ -184,7 +184,7 @@ def merge_pcaps(parts: list[Path], target: Path) -> None:
         return
     with existing[0].open("rb") as first:
         header = first.read(24)
-    streams = [_pcap_records(p) for p in existing]
+    streams = [pcap_records(p) for p in existing]
     with atomic.replacing(target, "wb", durable=True) as out:
         out.write(header)
         for _, record, data in heapq.merge(*streams, key=lambda r: r[0]):
@@ -200,3 +200,42 @@ return true;
 """
 """Empties the HTTP cache, host and predictor caches and closes every connection (Chromium
 with ``--enable-net-benchmarking``), so that the next item starts cold."""
+
+
+Key = tuple[str, str, int, str, int]
+"""``(proto, src, sport, dst, dport)`` of a TCP or UDP packet."""
+
+
+def ip_five_tuple(data: bytes) -> Key | None:
+    """``(proto, src, sport, dst, dport)`` of an IPv4 or IPv6 packet carrying TCP or UDP,
+    else ``None``."""
+    import ipaddress
+
+    if not data:
+        return None
+    version = data[0] >> 4
+    if version == 4 and len(data) >= 20:
+        header = (data[0] & 15) * 4
+        number = data[9]
+        src = str(ipaddress.IPv4Address(data[12:16]))
+        dst = str(ipaddress.IPv4Address(data[16:20]))
+    elif version == 6 and len(data) >= 40:
+        header, number = 40, data[6]
+        src = str(ipaddress.IPv6Address(data[8:24]))
+        dst = str(ipaddress.IPv6Address(data[24:40]))
+    else:
+        return None
+    proto = {6: "tcp", 17: "udp"}.get(number)
+    if proto is None or len(data) < header + 4:
+        return None
+    sport, dport = struct.unpack("!HH", data[header : header + 4])
+    return proto, src, sport, dst, dport
+
+
+def five_tuple(frame: bytes) -> tuple[Key, int] | None:
+    """``((proto, src, sport, dst, dport), length)`` of an Ethernet frame carrying TCP or
+    UDP over IPv4 or IPv6, else ``None``."""
+    if len(frame) < 14 or frame[12:14] not in (b"\x08\x00", b"\x86\xdd"):
+        return None
+    key = ip_five_tuple(frame[14:])
+    return None if key is None else (key, len(frame))

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..capture.pcap import _pcap_records
+from ..capture.pcap import Key, five_tuple, pcap_records
 from ..system import atomic
-from .owners import Opened, ip_five_tuple
+from .owners import Opened
 
 FLOWS_FILE = "flows.csv"
 """The file of a scenario's labelled flows, beside its ``capture.pcap``."""
@@ -94,18 +94,6 @@ class Owner:
         return current
 
 
-Key = tuple[str, str, int, str, int]
-
-
-def five_tuple(frame: bytes) -> tuple[Key, int] | None:
-    """``((proto, src, sport, dst, dport), length)`` of an Ethernet frame carrying TCP or
-    UDP over IPv4 or IPv6, else ``None``."""
-    if len(frame) < 14 or frame[12:14] not in (b"\x08\x00", b"\x86\xdd"):
-        return None
-    key = ip_five_tuple(frame[14:])
-    return None if key is None else (key, len(frame))
-
-
 def read_flows(pcap: Path, opened: Iterable[Opened]) -> tuple[list[Flow], int, dict[int, int]]:
     """The flows of ``pcap``; the total packet count; and which flow (by index) each
     noted opening became, keyed by the flow's index, value: the member's group."""
@@ -160,7 +148,7 @@ def read_flows(pcap: Path, opened: Iterable[Opened]) -> tuple[list[Flow], int, d
 
 def _records(pcap: Path) -> Iterator[tuple[float, bytes, bytes]]:
     if pcap.is_file():
-        yield from _pcap_records(pcap)
+        yield from pcap_records(pcap)
 
 
 def label(flows: list[Flow], groups: Mapping[int, int], owners: Mapping[int, Owner]) -> None:

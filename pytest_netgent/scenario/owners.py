@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import struct
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
+
+from ..capture.pcap import ip_five_tuple
 
 FIRST_GROUP = 64100
 """The group id of a scenario's first member; the next ones follow."""
@@ -136,29 +137,3 @@ class SocketOwners:
 def _parse(data: bytes, group: int, at: float) -> Opened | None:
     key = ip_five_tuple(data)
     return None if key is None else Opened(*key, group=group, at=at)
-
-
-def ip_five_tuple(data: bytes) -> tuple[str, str, int, str, int] | None:
-    """``(proto, src, sport, dst, dport)`` of an IPv4 or IPv6 packet carrying TCP or UDP,
-    else ``None``."""
-    import ipaddress
-
-    if not data:
-        return None
-    version = data[0] >> 4
-    if version == 4 and len(data) >= 20:
-        header = (data[0] & 15) * 4
-        number = data[9]
-        src = str(ipaddress.IPv4Address(data[12:16]))
-        dst = str(ipaddress.IPv4Address(data[16:20]))
-    elif version == 6 and len(data) >= 40:
-        header, number = 40, data[6]
-        src = str(ipaddress.IPv6Address(data[8:24]))
-        dst = str(ipaddress.IPv6Address(data[24:40]))
-    else:
-        return None
-    proto = {6: "tcp", 17: "udp"}.get(number)
-    if proto is None or len(data) < header + 4:
-        return None
-    sport, dport = struct.unpack("!HH", data[header : header + 4])
-    return proto, src, sport, dst, dport
