@@ -4,9 +4,11 @@ two workers, and their captures are read back (pcaps with dpkt, HAR and netlog a
 from __future__ import annotations
 
 import collections
+import html
 import ipaddress
 import json
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -67,7 +69,8 @@ class Run:
 
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """``pytest example_suites -n 2 --netgent-capture=pcap,har,netlog``, run once."""
+    """``pytest example_suites -n 2 --netgent-capture=pcap,har,netlog --netgent-plots=svg``,
+    run once."""
     if why := netns.unavailable():
         pytest.skip(f"pcap capture cannot run here: {why}")
     root = tmp_path_factory.mktemp("artifacts")
@@ -83,6 +86,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Run:
             "-n",
             "2",
             "--netgent-capture=pcap,har,netlog",
+            "--netgent-plots=svg",
             f"--netgent-artifacts={root}",
         ],
         cwd=ROOT,
@@ -223,6 +227,36 @@ def test_the_vod_qoe_samples_show_playback_advancing(captured: Run) -> None:
     assert all(s["stalls"] == 0 and not s["paused"] for s in samples[2:])
     live = captured.file("follow-channel[News_24]", "qoe").read_text().splitlines()
     assert json.loads(live[-1])["playback_time"] > 1.0
+
+
+@needs_pcap
+def test_every_item_has_its_plots(captured: Run) -> None:
+    """--netgent-plots=svg: every item's throughput with its states marked; the video
+    quality of the items that sampled it; a scenario's throughput per member."""
+    for row in captured.rows:
+        folder = captured.root / row["folder"]
+        words = html.unescape(
+            " ".join(re.findall(r"<!-- (.*?) -->", (folder / "throughput.svg").read_text()))
+        )
+        assert row["item"] in words and "throughput (Mbit/s)" in words, row["item"]
+        timeline = json.loads((folder / "timeline.json").read_text())
+        states = {
+            e["state"] for r in timeline["runs"] for e in r["events"] if e["event"] == "state"
+        }
+        assert all(state in words for state in states), (row["item"], states)
+        assert (folder / "qoe.svg").is_file() == bool(row["qoe"]), row["item"]
+        assert not list(folder.glob("*.png"))
+    vod = captured.root / captured.row("watch-title[540p]")["folder"] / "qoe.svg"
+    assert "resolution (lines)" in html.unescape(vod.read_text())
+    for row in captured.scenarios:
+        if row["kind"] == "scenario":
+            svg = (captured.root / row["folder"] / "throughput.svg").read_text()
+            members = [
+                m["item"].rsplit("::", 1)[1]
+                for m in captured.scenarios
+                if m["scenario"] == row["item"]
+            ]
+            assert all(f"<!-- {m} -->" in svg for m in members), (row["item"], members)
 
 
 @needs_pcap

@@ -43,7 +43,8 @@ def test_the_lower_bounds_are_the_releases_tox_tests() -> None:
     from packaging.requirements import Requirement
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    named = [*project["dependencies"], *project["optional-dependencies"]["llm"]]
+    extras = project["optional-dependencies"]
+    named = [*project["dependencies"], *extras["llm"], *extras["plots"]]
     bounds = {}
     for text in named:
         requirement = Requirement(text)

@@ -72,6 +72,8 @@ class CaptureSettings:
     """Why the netlog is not written here ("" when it is)."""
     uplink_off: str = ""
     """Why the workers' namespaces do not reach beyond this machine ("" when they do)."""
+    plots: tuple[str, ...] = ()
+    """The formats each item's plots are drawn in (``--netgent-plots``; none: no plots)."""
 
     @property
     def on(self) -> bool:

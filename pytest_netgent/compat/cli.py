@@ -13,6 +13,8 @@
                                                 shards (--netgent-shard K/N)
     netgent show-trace TRACE.zip [--port N]     an item's trace (--netgent-trace) in the
                                                 browser
+    netgent plot FOLDER... [--format svg,png]   throughput and video quality plots of
+                                                captured items (--netgent-capture)
 
 Exit status: 0 when the run reached an end state (every run and script, for several),
 1 when it did not (the reason, a UI drift report for a replay, is on stderr), 2 for bad
@@ -75,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         "Convert prompts to a pytest workflow file with: netgent convert PROMPTS.json\n"
         "Merge the artifacts folders of a run's shards with: netgent merge DIR... -o OUT\n"
         "Open an item's trace (--netgent-trace) with: netgent show-trace TRACE.zip\n"
+        "Plot captured items' throughput and video quality with: netgent plot FOLDER...\n"
         "Exit status: 0 end state reached, 1 not reached, 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -542,6 +545,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ..studio.viewer import main as show_trace
 
             return show_trace(args_list[1:])
+        if args_list[:1] == ["plot"]:
+            from ..studio.plots import main as plot
+
+            return plot(args_list[1:])
         if args_list[:1] == ["merge"]:
             from ..dataset.merge import main as merge
 

@@ -202,6 +202,7 @@ class CapturePlugin:
             capture.outcome = "passed"
         if capture.folder.is_dir():
             capture.save()
+            self._plot(capture.folder)
         # a JSON string: junitxml shows it as it is (a dict would be its Python repr)
         row = json.dumps(capture.row(settings.capture.root))
         report.user_properties.append((CAPTURE_PROPERTY, row))
@@ -210,6 +211,19 @@ class CapturePlugin:
                 member.save()
             row = json.dumps(member.row(settings.capture.root))
             report.user_properties.append((CAPTURE_PROPERTY, row))
+
+    def _plot(self, folder: Path) -> None:
+        """Draw the item's plots (``--netgent-plots``); a capture that cannot be plotted
+        is said once per item, as a warning: the item's outcome stays its own."""
+        formats = self.settings.capture.plots
+        if not formats:
+            return
+        from ..studio.plots import PlotError, draw
+
+        try:
+            draw(folder, formats)
+        except PlotError as exc:
+            warnings.warn(pytest.PytestWarning(f"--netgent-plots: {exc}"), stacklevel=1)
 
     def item_capture(
         self,

@@ -98,6 +98,15 @@ def _capture_modes(text: str) -> frozenset[str]:
         raise pytest.UsageError(str(exc)) from None
 
 
+def _plot_formats(text: str) -> tuple[str, ...]:
+    from ..studio.plots import parse_formats
+
+    try:
+        return parse_formats(text)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 def _record_mode(text: str) -> str:
     from ..replay.recorder import MODES
 
@@ -324,6 +333,16 @@ def _capture_options(group: pytest.OptionGroup) -> None:
         help="With --netgent-capture: write the browser's TLS keys beside each item's pcap "
         "(sslkeys.log, NSS key log format) so that its HTTPS can be decrypted.",
     )
+    group.addoption(
+        "--netgent-plots",
+        dest="netgent_plots",
+        metavar="FORMATS",
+        type=_plot_formats,
+        default=None,
+        help="With --netgent-capture: draw each item's throughput per flow (per member for "
+        "a scenario) with its state changes, and its video quality where sampled, as "
+        "throughput.svg / qoe.svg (svg, png or both; off by default; needs the plots extra).",
+    )
 
 
 def _ini_keys(parser: pytest.Parser) -> None:
@@ -335,6 +354,7 @@ def _ini_keys(parser: pytest.Parser) -> None:
         default=[],
     )
     parser.addini("netgent_capture", "Captures per item (see --netgent-capture).", default="")
+    parser.addini("netgent_plots", "Plots per captured item (see --netgent-plots).", default="")
     parser.addini("netgent_remote", "Selenium Grid URL (see --netgent-remote).", default="")
     parser.addini("netgent_remote_retries", "New-session retries on a Grid.", default="3")
     parser.addini("netgent_user_data_dir", "Browser profile folder to copy.", default="")

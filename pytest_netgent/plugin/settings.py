@@ -142,7 +142,36 @@ def _capture(config: pytest.Config, artifacts: Path) -> CaptureSettings:
             "--netgent-sslkeylog writes TLS keys beside the captures: add --netgent-capture, "
             "e.g. --netgent-capture=pcap --netgent-sslkeylog"
         )
-    return CaptureSettings(modes=modes, root=artifacts, sslkeylog=sslkeylog)
+    return CaptureSettings(
+        modes=modes, root=artifacts, sslkeylog=sslkeylog, plots=_plots(config, bool(modes))
+    )
+
+
+def _plots(config: pytest.Config, capturing: bool) -> tuple[str, ...]:
+    """``--netgent-plots`` (else ini ``netgent_plots``): the formats to draw in."""
+    import importlib.util
+
+    from ..studio.plots import parse_formats
+
+    formats: tuple[str, ...] | None = config.getoption("netgent_plots")
+    where = "--netgent-plots"
+    if formats is None:
+        where = "ini netgent_plots"
+        try:
+            formats = parse_formats(str(config.getini("netgent_plots")), where)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if formats and not capturing:
+        raise pytest.UsageError(
+            f"{where} draws what the captures hold: add --netgent-capture, e.g. "
+            "--netgent-capture=pcap --netgent-plots=svg"
+        )
+    if formats and importlib.util.find_spec("matplotlib") is None:
+        raise pytest.UsageError(
+            f"{where} draws with matplotlib, which is not installed: "
+            "pip install 'pytest-netgent[plots]'"
+        )
+    return formats
 
 
 def _network(config: pytest.Config) -> Condition | None:

@@ -11,6 +11,9 @@ thread. It serves three things:
     a screenshot or DOM snapshot of the trace. Snapshots are pages the browser saw, with
     their scripts: they are served with ``Content-Security-Policy: sandbox`` (and shown
     in a sandboxed frame), so none of their scripts ever runs.
+``/plots.json``, ``/plots/<name>.svg``
+    the item's plots (``--netgent-plots`` or ``netgent plot``) found beside the trace:
+    their names, and each SVG (served in a sandbox too).
 
 Anything else is a 404. The viewer page itself may load nothing but these: its own
 ``Content-Security-Policy`` keeps it offline.
@@ -34,6 +37,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from .plots import plots_beside
 from .traces import TraceError, TraceFile, read_trace
 
 PAGE = "viewer.html"
@@ -71,8 +75,12 @@ class _Server(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], trace: TraceFile) -> None:
+    def __init__(
+        self, address: tuple[str, int], trace: TraceFile, plots: list[Path] | None = None
+    ) -> None:
         self.trace = trace
+        self.plots = {p.name: p for p in plots or []}
+        """The SVG plots beside the trace, by file name."""
         self.document = json.dumps(trace.document, ensure_ascii=False).encode("utf-8")
         """``/trace.json``, encoded once."""
         super().__init__(address, _Handler)
@@ -108,6 +116,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(page(), "text/html; charset=utf-8", headers, head)
         elif path == "/trace.json":
             self._send(self.server.document, "application/json", headers, head)
+        elif path == "/plots.json":
+            names = json.dumps(list(self.server.plots))
+            self._send(names.encode(), "application/json", headers, head)
+        elif path.startswith("/plots/") and (plot := path[len("/plots/") :]) in self.server.plots:
+            try:
+                body = self.server.plots[plot].read_bytes()
+            except OSError:
+                self.send_error(HTTPStatus.NOT_FOUND, "the plot is gone")
+                return
+            headers["Content-Security-Policy"] = MEMBER_POLICY
+            self._send(body, "image/svg+xml", headers, head)
         elif path.startswith("/files/") and (name := path[len("/files/") :]) in trace.names:
             try:
                 body = trace.member(name)
@@ -180,7 +199,7 @@ def serve(trace: Path, port: int = 0, host: str = "localhost") -> ViewerServer:
     checked = read_trace(Path(trace))
     address = "127.0.0.1" if host in ("localhost", "127.0.0.1", "") else host
     try:
-        server = _Server((address, port), checked)
+        server = _Server((address, port), checked, plots_beside(Path(trace)))
     except OSError as exc:
         if exc.errno in (errno.EADDRINUSE, errno.EACCES):
             why = "is in use" if exc.errno == errno.EADDRINUSE else "is not open to this user"
