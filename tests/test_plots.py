@@ -133,6 +133,29 @@ def test_video_quality_lines_per_video(item: Path) -> None:
     assert [v for _, v in lines["buffer\tvideo 0"].points] == [2.0, 3.0, 4.0, 5.0]
 
 
+def test_a_calls_streams_are_plotted_with_their_bitrate(item: Path) -> None:
+    """webrtc.jsonl (start_webrtc_tracking): per stream its bitrate in Mbit/s, resolution
+    and frame rate; a value not measured yet (null) is no point."""
+    (item / "qoe.jsonl").unlink()
+    stream = {"direction": "inbound", "kind": "video", "ssrc": 7, "height": 360}
+    write_qoe(
+        item / "webrtc.jsonl",
+        [
+            {"time": iso(T0 + 1), **stream, "bitrate_bps": None, "frames_per_second": None},
+            {"time": iso(T0 + 2), **stream, "bitrate_bps": 2_000_000, "frames_per_second": 25},
+            {"time": iso(T0 + 3), **stream, "bitrate_bps": 1_500_000, "frames_per_second": 30},
+        ],
+    )
+    _, lines = qoe(item / "webrtc.jsonl", T0, webrtc=True)
+    assert lines["bitrate\tinbound video 7"].points == [(2.0, 2.0), (3.0, 1.5)]
+    assert [v for _, v in lines["fps\tinbound video 7"].points] == [25, 30]
+    assert len(lines["height\tinbound video 7"].points) == 3
+    draw(item, ["svg"])
+    words = svg_texts(item / "qoe.svg")
+    assert "bitrate (Mbit/s)" in words and "frames per second" in words
+    assert "inbound video 7" in words and "buffer ahead (s)" not in words
+
+
 def test_a_scenario_is_plotted_per_member(tmp_path: Path) -> None:
     """flows.csv names each flow's member: the plot has one line per member, and each
     member's states carry its name."""

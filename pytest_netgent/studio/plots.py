@@ -1,7 +1,8 @@
 """Plots of an item's captures: the throughput of its flows over time with the workflow's
-state changes marked, and its video quality over time (buffer ahead, resolution, stalls)
-where it was sampled. For a scenario, the throughput of each member (its flows, as
-``flows.csv`` labels them) with each member's state changes.
+state changes marked, and its quality over time where it was sampled: per video the
+buffer ahead, resolution and stalls; per WebRTC stream the bitrate, resolution and frame
+rate. For a scenario, the throughput of each member (its flows, as ``flows.csv`` labels
+them) with each member's state changes.
 
 :func:`draw` reads an item's (or a scenario's) artifacts folder and writes
 ``throughput.svg`` / ``qoe.svg`` (and ``.png``) beside the capture; ``--netgent-plots``
@@ -194,31 +195,52 @@ def _events(timeline: Path) -> Iterator[dict[str, Any]]:
         yield from (e for e in run.get("events", []) if isinstance(e, dict))
 
 
-def qoe(samples: Path, start: float | None, prefix: str = "") -> tuple[float, dict[str, Line]]:
-    """The start (epoch: ``start``, else the first sample's) and per video the lines
-    ``buffer`` (seconds ahead), ``height`` (pixels) and ``stalls`` of ``qoe.jsonl``."""
-    lines: dict[str, Line] = {}
-    with samples.open(encoding="utf-8") as f:
+def _samples(path: Path, what: str) -> Iterator[tuple[float, dict[str, Any]]]:
+    """``(epoch, sample)`` of each line of a ``.jsonl`` file of samples."""
+    with path.open(encoding="utf-8") as f:
         for number, text in enumerate(f, start=1):
             try:
                 sample = json.loads(text)
                 moment = datetime.fromisoformat(sample["time"]).timestamp()
             except (ValueError, KeyError, TypeError):
                 raise PlotError(
-                    f"{samples}:{number}: not a video quality sample; write the capture again"
+                    f"{path}:{number}: not a {what} sample; write the capture again"
                 ) from None
-            if sample.get("video") is None:
-                continue
-            start = moment if start is None else start
-            video = f"{prefix}video {sample['video']}"
-            for name, value in (
-                ("buffer", sample.get("buffered_ahead")),
-                ("height", sample.get("height")),
-                ("stalls", sample.get("stalls")),
-            ):
-                if isinstance(value, (int, float)):
-                    line = lines.setdefault(f"{name}\t{video}", Line(video))
-                    line.points.append((moment - start, float(value)))
+            yield moment, sample
+
+
+QOE_FIELDS = (("buffer", "buffered_ahead"), ("height", "height"), ("stalls", "stalls"))
+"""Lines of a video sample (``qoe.jsonl``): the plot's kind and the sample's field."""
+
+WEBRTC_FIELDS = (("bitrate", "bitrate_bps"), ("height", "height"), ("fps", "frames_per_second"))
+"""Lines of a WebRTC stream's sample (``webrtc.jsonl``)."""
+
+SCALE = {"bitrate": 1e-6}
+"""Kinds drawn in another unit than sampled (bit/s as Mbit/s)."""
+
+
+def qoe(
+    samples: Path, start: float | None, prefix: str = "", *, webrtc: bool = False
+) -> tuple[float, dict[str, Line]]:
+    """The start (epoch: ``start``, else the first sample's) and the lines of
+    ``qoe.jsonl`` (per video: ``buffer`` ahead in seconds, ``height`` in pixels,
+    ``stalls``) or with ``webrtc`` of ``webrtc.jsonl`` (per stream: ``bitrate``,
+    ``height``, ``fps``), keyed ``kind<TAB>label``."""
+    lines: dict[str, Line] = {}
+    fields = WEBRTC_FIELDS if webrtc else QOE_FIELDS
+    for moment, sample in _samples(samples, "WebRTC" if webrtc else "video quality"):
+        if webrtc:
+            label = f"{prefix}{sample.get('direction')} {sample.get('kind')} {sample.get('ssrc')}"
+        elif sample.get("video") is None:
+            continue
+        else:
+            label = f"{prefix}video {sample['video']}"
+        start = moment if start is None else start
+        for kind, name in fields:
+            value = sample.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                line = lines.setdefault(f"{kind}\t{label}", Line(label))
+                line.points.append((moment - start, float(value) * SCALE.get(kind, 1)))
     return start or 0.0, lines
 
 
@@ -290,10 +312,13 @@ def draw_throughput(
 def draw_qoe(
     folder: Path, lines: dict[str, Line], marks: Marks, formats: Iterable[str], title: str
 ) -> list[Path]:
-    """``qoe.<format>`` in ``folder``: buffer ahead, resolution and stalls per video."""
+    """``qoe.<format>`` in ``folder``: buffer ahead, resolution and stalls per video;
+    bitrate, resolution and frame rate per WebRTC stream."""
     kinds = [
         ("buffer", "buffer ahead (s)"),
         ("height", "resolution (lines)"),
+        ("bitrate", "bitrate (Mbit/s)"),
+        ("fps", "frames per second"),
         ("stalls", "stalls"),
     ]
     kinds = [(k, label) for k, label in kinds if any(n.startswith(k + "\t") for n in lines)]
@@ -340,8 +365,8 @@ def _marks_of(folder: Path, start: float, scenario: bool) -> Marks:
 def draw(folder: Path, formats: Iterable[str] = FORMATS) -> list[Path]:
     """Draw the plots ``folder``'s captures allow, in ``formats``; the files written.
 
-    Throughput needs ``capture.pcap``; video quality needs ``qoe.jsonl`` (a scenario's
-    members' own). A folder with neither gets nothing. Raises :class:`PlotError` for a
+    Throughput needs ``capture.pcap``; quality needs ``qoe.jsonl`` or ``webrtc.jsonl``
+    (a scenario's members' own). A folder with neither gets nothing. Raises :class:`PlotError` for a
     file that cannot be read, naming it; nothing is written then.
     """
     formats = tuple(formats)
@@ -354,13 +379,14 @@ def draw(folder: Path, formats: Iterable[str] = FORMATS) -> list[Path]:
         start, lines = throughput(pcap, flows if scenario else None)
         if lines:
             plans.append(("throughput", lines, _marks_of(folder, start, scenario)))
-    sources = [(m / FILES["qoe"], f"{m.name}: ") for m in _members(folder)] if scenario else []
-    sources.append((folder / FILES["qoe"], ""))
+    places = [(m, f"{m.name}: ") for m in _members(folder)] if scenario else []
+    places.append((folder, ""))
     videos: dict[str, Line] = {}
-    for samples, prefix in sources:
-        if samples.is_file():
-            start, found = qoe(samples, start, prefix)
-            videos.update(found)
+    for place, prefix in places:
+        for kind in ("qoe", "webrtc"):
+            if (samples := place / FILES[kind]).is_file():
+                start, found = qoe(samples, start, prefix, webrtc=kind == "webrtc")
+                videos.update(found)
     if videos:
         plans.append(("qoe", videos, _marks_of(folder, start or 0.0, scenario)))
     written: list[Path] = []
