@@ -244,7 +244,7 @@ def test_every_item_has_its_plots(captured: Run) -> None:
             e["state"] for r in timeline["runs"] for e in r["events"] if e["event"] == "state"
         }
         assert all(state in words for state in states), (row["item"], states)
-        assert (folder / "qoe.svg").is_file() == bool(row["qoe"]), row["item"]
+        assert (folder / "qoe.svg").is_file() == bool(row["qoe"] or row["webrtc"]), row["item"]
         assert not list(folder.glob("*.png"))
     vod = captured.root / captured.row("watch-title[540p]")["folder"] / "qoe.svg"
     assert "resolution (lines)" in html.unescape(vod.read_text())
