@@ -86,6 +86,10 @@ class BrowserPool:
         """Starts the browser from its options (a capture adds its own flags)."""
         self.after_reset: Callable[[WebDriver], None] | None = None
         """Called after each reset between items (a capture drops caches and connections)."""
+        self.cold = False
+        """Whether each item starts in a new renderer process (a capture's cold start:
+        nothing of the last item's pages stays in memory); else the blank page between
+        items is opened by the page itself, in its process (see :func:`reset_browser`)."""
         self.after_close: Callable[[], None] | None = None
         """Called once a browser has closed (a capture splits its logs by item)."""
         self.secret_logs = SecretLogs()
@@ -182,7 +186,12 @@ class BrowserPool:
         if self._driver is None:
             return
         try:
-            reset_browser(self._driver, origins, keep_profile=bool(self.options.user_data_dir))
+            reset_browser(
+                self._driver,
+                origins,
+                keep_profile=bool(self.options.user_data_dir),
+                cold=self.cold,
+            )
             if self.after_reset is not None:
                 self.after_reset(self._driver)
         except Exception:  # a browser that fails to reset is replaced next time

@@ -167,8 +167,9 @@ class CapturePlugin:
         browsers = CapturedBrowser(pool.options, self.settings.capture, scratch)
         self._browsers[id(pool)] = browsers
         pool.launch = browsers.launch
-        # no cache or connection carries over from one item into the next
+        # no cache, connection or renderer process carries over from one item into the next
         pool.after_reset = lambda driver: driver.execute_script(CLEAR_NETWORK_STATE)
+        pool.cold = True
         pool.after_close = browsers.closed
 
     @pytest.hookimpl(wrapper=True)
