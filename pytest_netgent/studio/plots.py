@@ -135,7 +135,11 @@ def throughput(
 ) -> tuple[float, list[Line]]:
     """The start (epoch) and, per flow (or per member with a scenario's ``flows`` file),
     the throughput in Mbit/s over bins of ``bin_s`` seconds."""
-    members = _member_flows(flows) if flows is not None else None
+    members: dict[Key, list[_MemberFlow]] | None = None
+    if flows is not None:
+        members = {}
+        for flow in _member_flows(flows):
+            members.setdefault(flow.key, []).append(flow)
     bins: dict[str, dict[int, int]] = {}
     totals: dict[str, int] = {}
     start: float | None = None
@@ -148,8 +152,8 @@ def throughput(
             name = next(
                 (
                     m.member
-                    for m in members
-                    if m.key == key and m.first - MEMBER_SLACK <= moment <= m.last + MEMBER_SLACK
+                    for m in members.get(key, ())
+                    if m.first - MEMBER_SLACK <= moment <= m.last + MEMBER_SLACK
                 ),
                 "(no member)",
             )
