@@ -80,7 +80,9 @@ def item(tmp_path: Path) -> Path:
         packets.append((T0 + 0.05 + i / 20, frame(CLIENT_B, SERVER, 1250)))
     packets.sort()
     write_pcap(folder / "capture.pcap", packets)
-    write_timeline(folder / "timeline.json", [(0.5, "Home"), (2.5, "Player")])
+    write_timeline(
+        folder / "timeline.json", [(0.5, "Home"), (2.5, "Player"), (2.8, "Pay $5 or $10")]
+    )
     write_qoe(
         folder / "qoe.jsonl",
         [
@@ -116,7 +118,8 @@ def test_an_items_plots_mark_its_states_in_both_formats(item: Path) -> None:
     assert names == ["qoe.png", "qoe.svg", "throughput.png", "throughput.svg"]
     assert (item / "throughput.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     words = svg_texts(item / "throughput.svg")
-    for expected in ("Home", "Player", "tcp 10.0.0.1:443 > 10.0.0.2:50001", "wiki.yaml::watch"):
+    named = ("Home", "Player", "Pay $5 or $10", "tcp 10.0.0.1:443 > 10.0.0.2:50001")
+    for expected in (*named, "wiki.yaml::watch"):  # words as written: no math in them
         assert expected in words
     quality = svg_texts(item / "qoe.svg")
     assert "buffer ahead (s)" in quality and "resolution (lines)" in quality

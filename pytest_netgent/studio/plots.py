@@ -14,9 +14,11 @@ the drawing is matplotlib's (the ``plots`` extra), imported only when a plot is 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import sys
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -251,10 +253,22 @@ def qoe(
 # ---------------------------------------------------------------------------- drawing
 
 
-def _figure(rows: int) -> tuple[Any, Any]:
-    import matplotlib
+@contextlib.contextmanager
+def _drawing() -> Iterator[None]:
+    """matplotlib, set up for files: no window, no math in labels (a state named
+    "$5 or $10" is words), SVG ids that do not change between runs. Its own deprecation
+    warnings (an older matplotlib's calls into a newer pyparsing, at import) are not the
+    user's: they do not reach a ``-W error`` run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import matplotlib
 
-    matplotlib.use("Agg")  # files only, never a window
+        matplotlib.use("Agg")  # files only, never a window
+        with matplotlib.rc_context({"text.parse_math": False, "svg.hashsalt": "pytest-netgent"}):
+            yield
+
+
+def _figure(rows: int) -> tuple[Any, Any]:
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(10, 2.6 * rows + 0.8), layout="constrained")
@@ -281,23 +295,18 @@ def _mark(axes: Iterable[Any], marks: Marks) -> None:
 
 
 def _save(figure: Any, folder: Path, name: str, formats: Iterable[str]) -> list[Path]:
-    import matplotlib
-
     written = []
     for kind in formats:
         path = folder / f"{name}.{kind}"
         # no date and no random ids in the SVG: the same capture draws the same file
         metadata = {"Date": None} if kind == "svg" else {}
-        with (
-            matplotlib.rc_context({"svg.hashsalt": "pytest-netgent"}),
-            atomic.replacing(path, "wb") as out,
-        ):
+        with atomic.replacing(path, "wb") as out:
             figure.savefig(out, format=kind, dpi=100, metadata=metadata)
         written.append(path)
     return written
 
 
-def draw_throughput(
+def _draw_throughput(
     folder: Path, lines: list[Line], marks: Marks, formats: Iterable[str], title: str
 ) -> list[Path]:
     """``throughput.<format>`` in ``folder``: one line per flow or member."""
@@ -313,7 +322,7 @@ def draw_throughput(
     return _save(figure, folder, "throughput", formats)
 
 
-def draw_qoe(
+def _draw_qoe(
     folder: Path, lines: dict[str, Line], marks: Marks, formats: Iterable[str], title: str
 ) -> list[Path]:
     """``qoe.<format>`` in ``folder``: buffer ahead, resolution and stalls per video;
@@ -394,9 +403,12 @@ def draw(folder: Path, formats: Iterable[str] = FORMATS) -> list[Path]:
     if videos:
         plans.append(("qoe", videos, _marks_of(folder, start or 0.0, scenario)))
     written: list[Path] = []
-    for name, lines, marks in plans:
-        drawer = draw_throughput if name == "throughput" else draw_qoe
-        written += drawer(folder, lines, marks, formats, title)
+    if not plans:
+        return written
+    with _drawing():
+        for name, lines, marks in plans:
+            drawer = _draw_throughput if name == "throughput" else _draw_qoe
+            written += drawer(folder, lines, marks, formats, title)
     return written
 
 
