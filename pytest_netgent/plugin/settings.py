@@ -149,14 +149,14 @@ def _capture(config: pytest.Config, artifacts: Path) -> CaptureSettings:
 
 def _plots(config: pytest.Config, capturing: bool) -> tuple[str, ...]:
     """``--netgent-plots`` (else ini ``netgent_plots``): the formats to draw in."""
-    import importlib.util
-
-    from ..studio.plots import parse_formats
-
     formats: tuple[str, ...] | None = config.getoption("netgent_plots")
     where = "--netgent-plots"
     if formats is None:
         where = "ini netgent_plots"
+        if not config.getini("netgent_plots"):
+            return ()  # the usual case: nothing more imported at start
+        from ..studio.plots import parse_formats
+
         try:
             formats = parse_formats(str(config.getini("netgent_plots")), where)
         except ValueError as exc:
@@ -166,6 +166,8 @@ def _plots(config: pytest.Config, capturing: bool) -> tuple[str, ...]:
             f"{where} draws what the captures hold: add --netgent-capture, e.g. "
             "--netgent-capture=pcap --netgent-plots=svg"
         )
+    import importlib.util
+
     if formats and importlib.util.find_spec("matplotlib") is None:
         raise pytest.UsageError(
             f"{where} draws with matplotlib, which is not installed: "
