@@ -30,14 +30,13 @@ import threading
 import time
 from functools import cache
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from .plots import plots_beside
+from .serving import Handler, QuietServer
 from .traces import TraceError, TraceFile, read_trace
 
 PAGE = "viewer.html"
@@ -70,10 +69,8 @@ def page() -> bytes:
     return resources.files(__package__).joinpath(PAGE).read_bytes()
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(QuietServer):
     """The HTTP server of one trace."""
-
-    daemon_threads = True
 
     def __init__(
         self, address: tuple[str, int], trace: TraceFile, plots: list[Path] | None = None
@@ -85,15 +82,8 @@ class _Server(ThreadingHTTPServer):
         """``/trace.json``, encoded once."""
         super().__init__(address, _Handler)
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A browser that hung up mid-answer (a tab closed, a picture no longer wanted as
-        the scrubber moved on) is no error; anything else is printed as usual."""
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
 
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(Handler):
     """Answers the viewer's requests (see the module's documentation)."""
 
     server: _Server
@@ -113,12 +103,12 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
         if path in ("/", "/index.html"):
             headers["Content-Security-Policy"] = PAGE_POLICY
-            self._send(page(), "text/html; charset=utf-8", headers, head)
+            self.send_body(page(), "text/html; charset=utf-8", headers, head)
         elif path == "/trace.json":
-            self._send(self.server.document, "application/json", headers, head)
+            self.send_body(self.server.document, "application/json", headers, head)
         elif path == "/plots.json":
             names = json.dumps(list(self.server.plots))
-            self._send(names.encode(), "application/json", headers, head)
+            self.send_body(names.encode(), "application/json", headers, head)
         elif path.startswith("/plots/") and (plot := path[len("/plots/") :]) in self.server.plots:
             try:
                 body = self.server.plots[plot].read_bytes()
@@ -126,7 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_error(HTTPStatus.NOT_FOUND, "the plot is gone")
                 return
             headers["Content-Security-Policy"] = MEMBER_POLICY
-            self._send(body, "image/svg+xml", headers, head)
+            self.send_body(body, "image/svg+xml", headers, head)
         elif path.startswith("/files/") and (name := path[len("/files/") :]) in trace.names:
             try:
                 body = trace.member(name)
@@ -135,22 +125,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             headers["Content-Security-Policy"] = MEMBER_POLICY
             kind = CONTENT_TYPES.get(PurePosixPath(name).suffix.lower())
-            self._send(body, kind or "application/octet-stream", headers, head)
+            self.send_body(body, kind or "application/octet-stream", headers, head)
         else:
             self.send_error(HTTPStatus.NOT_FOUND, "not part of this trace")
-
-    def _send(self, body: bytes, kind: str, headers: dict[str, str], head: bool) -> None:
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        if not head:
-            self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Requests are not logged: the terminal shows only what the command prints."""
 
 
 class ViewerServer:
