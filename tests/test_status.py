@@ -141,7 +141,7 @@ def test_a_bad_ini_value_is_a_usage_error_naming_it(project: Project) -> None:
     project.pytester.makeini("[pytest]\nnetgent_live = sometimes\n")
     result = project.run()
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*ini netgent_live = sometimes: expected auto or off*"])
+    result.stderr.fnmatch_lines(["*ini netgent_live expects auto, off or a port*sometimes*"])
 
 
 def test_more_workers_than_lines_shows_the_busy_ones_cut_to_the_width(tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ from .watchdog import devtools_endpoint
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
+    from .screencast import LiveStream
+
 
 # Files a running Chromium keeps in its profile: a copy must not carry them over.
 _PROFILE_SKIP = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile", "*.lock")
@@ -102,6 +104,8 @@ class BrowserPool:
         """Why the guard could not be installed ("" if it was)."""
         self._profile: Callable[[], None] | None = None
         """Removes the running local browser's throw-away profile (see :meth:`start`)."""
+        self.live: LiveStream | None = None
+        """Where this browser's frames and doings go for ``--netgent-live PORT``."""
 
     @property
     def driver(self) -> WebDriver:
@@ -168,6 +172,14 @@ class BrowserPool:
             )
         return self.guard
 
+    def stream(self) -> LiveStream | None:
+        """The live stream of the running browser (started now if it is not streamed
+        yet), or ``None`` without ``--netgent-live PORT``."""
+        live = self.live
+        if live is not None and not live.watching(self.driver):
+            live.watch(self.driver, devtools_endpoint(self.driver) if self.guarded else "")
+        return live
+
     def size_window(self, size: tuple[int, int]) -> None:
         """Give the browser window ``size`` (width, height) unless it has it already."""
         driver = self.driver
@@ -201,6 +213,8 @@ class BrowserPool:
         """Stop the browser, if one runs."""
         self.secret_logs.remove()
         self._window = None  # a new browser starts at the options' size
+        if self.live is not None:
+            self.live.stop()
         if self.guard is not None:
             self.guard.close()
             self.guard = None

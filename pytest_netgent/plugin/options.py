@@ -91,6 +91,21 @@ def count(option: str) -> Callable[[str], int]:
     return parse
 
 
+def live_mode(option: str) -> Callable[[str], str]:
+    """``auto``, ``off`` or a port (0 to 65535) for ``--netgent-live``."""
+
+    def parse(text: str) -> str:
+        value = str(text).strip()
+        if value in ("auto", "off") or (value.isdigit() and int(value) <= 65535):
+            return value if not value.isdigit() else str(int(value))
+        raise pytest.UsageError(
+            f"{option} expects auto, off or a port (0 to 65535; 0: any free port), got "
+            f"{text!r}: e.g. {option}=8765"
+        )
+
+    return parse
+
+
 def _capture_modes(text: str) -> frozenset[str]:
     try:
         return parse_modes(text)
@@ -212,10 +227,13 @@ def _run_options(group: pytest.OptionGroup) -> None:
     group.addoption(
         "--netgent-live",
         dest="netgent_live",
-        choices=("auto", "off"),
+        metavar="auto|off|PORT",
+        type=live_mode("--netgent-live"),
         default=None,
         help="A live status line per running item (elapsed, bytes captured, state) at the "
-        "bottom of the terminal: auto (default) when the output is a terminal, or off.",
+        "bottom of the terminal: auto (default) when the output is a terminal, or off. A "
+        "PORT also serves a page on http://127.0.0.1:PORT/ showing every worker's and "
+        "scenario member's browser live (0: any free port, printed in the header).",
     )
     group.addoption(
         "--netgent-window-size",
@@ -365,7 +383,11 @@ def _ini_keys(parser: pytest.Parser) -> None:
     parser.addini("netgent_state_timeout", "Seconds to wait for a state to match.", default="10")
     parser.addini("netgent_window_size", "Browser window size WxH for every run.", default="")
     parser.addini("netgent_network", "Network condition for every item.", default="")
-    parser.addini("netgent_live", "Live status lines: auto or off.", default="auto")
+    parser.addini(
+        "netgent_live",
+        "Live status lines: auto or off; or a port to serve the live page on.",
+        default="auto",
+    )
     parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
     parser.addini("netgent_chromium", "Chromium executable.", default="")
     parser.addini("netgent_chromedriver", "ChromeDriver executable.", default="")

@@ -33,6 +33,9 @@ def browser_pool(config: pytest.Config) -> BrowserPool:
         copy = copy_profile(settings.profile, temp.mktemp("profile"))
         options = dataclasses.replace(options, user_data_dir=str(copy))
     pool = BrowserPool(options)
+    from .status import live_stream
+
+    pool.live = live_stream(config)
     if settings.capture.on:
         from .capturing import capture_plugin
 

@@ -345,6 +345,7 @@ class _Run:
     def _start_browsers(self) -> None:
         """Every browser member's browser, started side by side."""
         from ..browser.pool import BrowserPool
+        from .status import live_stream
 
         settings = self.settings
         errors: list[str] = []
@@ -354,6 +355,7 @@ class _Run:
                 continue
             options = dataclasses.replace(settings.browser, group=self.groups.get(member.name, 0))
             pool = BrowserPool(options)
+            pool.live = live_stream(self.item.config, member.name)
             if member.name in self.member_captures:
                 from ..capture.netlog import CapturedBrowser
                 from ..capture.pcap import CLEAR_NETWORK_STATE

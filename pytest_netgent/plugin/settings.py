@@ -44,7 +44,8 @@ class Settings(ReplaySettings):
     llm_only: bool = False
     """``--netgent-llm-only``: the model decides every step, no builtin rules first."""
     live: str = "auto"
-    """``--netgent-live``: ``auto`` (status lines in a terminal) or ``off``."""
+    """``--netgent-live``: ``auto`` (status lines in a terminal), ``off``, or a port
+    (as digits) to serve the live page on as well."""
 
 
 def _setting(config: pytest.Config, name: str) -> Any:
@@ -189,12 +190,10 @@ def _network(config: pytest.Config) -> Condition | None:
 
 
 def _live(config: pytest.Config) -> str:
+    from .options import live_mode
+
     value = config.getoption("netgent_live") or str(config.getini("netgent_live")).strip()
-    if value not in ("auto", "off", ""):
-        raise pytest.UsageError(
-            f"ini netgent_live = {value}: expected auto or off (e.g. netgent_live = off)"
-        )
-    return value or "auto"
+    return live_mode("ini netgent_live")(value) if value else "auto"
 
 
 def runs_items(config: pytest.Config) -> bool:

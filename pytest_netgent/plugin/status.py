@@ -30,14 +30,20 @@ import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..system import progress
 
+if TYPE_CHECKING:
+    from ..browser.screencast import LiveStream
+    from ..studio.live import LiveServer
+
 WORKER_KEY = "netgent_status"
 """The ``workerinput`` key naming the session's status folder for xdist workers."""
+STREAM_KEY = "netgent_live_stream"
+"""The ``workerinput`` key telling xdist workers to stream their browsers' frames."""
 INTERVAL = 0.25
 """Seconds between two frames."""
 MAX_LINES = 8
@@ -69,10 +75,15 @@ class Feed:
             self._write()
 
     def _write(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        with contextlib.suppress(OSError):  # a status line is never worth an item
-            tmp.write_text(json.dumps(self._now), encoding="utf-8")
-            os.replace(tmp, self.path)
+        _replace_json(self.path, self._now)
+
+
+def _replace_json(path: Path, value: dict[str, Any]) -> None:
+    """Write ``value`` to ``path`` whole (a reader sees the old file or the new one)."""
+    tmp = path.with_suffix(".tmp")
+    with contextlib.suppress(OSError):  # a status line is never worth an item
+        tmp.write_text(json.dumps(value), encoding="utf-8")
+        os.replace(tmp, path)
 
 
 def _size(path: str) -> str:
@@ -176,6 +187,12 @@ class Board:
             data = data[os.write(self.fd, data) :]
 
 
+def live_stream(config: pytest.Config, member: str = "") -> LiveStream | None:
+    """A live stream for a browser of this process (see :meth:`StatusPlugin.stream`)."""
+    plugin = config.pluginmanager.get_plugin("netgent-status")
+    return plugin.stream(member) if isinstance(plugin, StatusPlugin) else None
+
+
 class StatusPlugin:
     """Decides whether the lines are drawn, hands the folder to xdist's workers, keeps
     this process's feed and draws the board (in the terminal's process)."""
@@ -183,15 +200,47 @@ class StatusPlugin:
     def __init__(self, config: pytest.Config, live: str) -> None:
         self.config = config
         self.live = live
-        """``--netgent-live``: ``auto`` or ``off``."""
+        """``--netgent-live``: ``auto``, ``off`` or a port (the live page's)."""
         self.folder: Path | None = None
         self.board: Board | None = None
         self.feed: Feed | None = None
+        self.server: LiveServer | None = None
+        """The live page (``--netgent-live PORT``), in the reporting process."""
+        self.streaming = False
+        """Whether this process's browsers stream their frames to the live page."""
         self._terminal = -1
         self._reporter: Any = None
+        self._name = "main"
         worker = getattr(config, "workerinput", None)
         if worker is not None and worker.get(WORKER_KEY):
-            self._start_feed(Path(worker[WORKER_KEY]), worker.get("workerid", "gw"))
+            self._name = worker.get("workerid", "gw")
+            self.streaming = bool(worker.get(STREAM_KEY))
+            self._start_feed(Path(worker[WORKER_KEY]), self._name)
+        elif worker is None and live.isdigit() and not config.option.collectonly:
+            self._serve(int(live))
+
+    def _serve(self, port: int) -> None:
+        """Serve the live page on ``port``: a taken port is a usage error, now."""
+        from ..studio.live import LiveError, LiveServer
+        from ..system import leftovers
+
+        self.folder = leftovers.own_folder(tempfile.gettempdir(), prefix="netgent-status-")
+        try:
+            self.server = LiveServer(self.folder, port)
+        except LiveError as exc:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+            raise pytest.UsageError(str(exc)) from None
+
+    def stream(self, member: str = "") -> LiveStream | None:
+        """A new live stream for a browser of this process (``member``: a scenario
+        member's), or ``None`` when no live page is served."""
+        if not self.streaming or self.feed is None:
+            return None
+        from ..browser.screencast import LiveStream
+
+        name = f"{self._name}.{member}" if member else self._name
+        return LiveStream(self.feed.path.parent / "live", name)
 
     def _start_feed(self, folder: Path, name: str) -> None:
         self.feed = Feed(folder, name)
@@ -221,24 +270,38 @@ class StatusPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        lines = self._wanted()
-        if not lines:
-            return
-        from ..system import leftovers
-
-        self.folder = leftovers.own_folder(tempfile.gettempdir(), prefix="netgent-status-")
-        self._reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        self._terminal = os.dup(self._reporter._tw._file.fileno())  # stays the terminal's
-        self.board = Board(self.folder, self._terminal, lines)
         from .settings import runs_items
 
-        if runs_items(self.config):
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.server is not None and reporter is not None:  # -q too: the page is wanted
+            reporter.write_line(f"netgent live: {self.server.url}")
+        lines = self._wanted()
+        if lines:
+            from ..system import leftovers
+
+            if self.folder is None:
+                self.folder = leftovers.own_folder(tempfile.gettempdir(), prefix="netgent-status-")
+            self._reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            self._terminal = os.dup(self._reporter._tw._file.fileno())  # the terminal's
+            self.board = Board(self.folder, self._terminal, lines)
+        if self.folder is not None and self.feed is None and runs_items(self.config):
+            self.streaming = self.server is not None
             self._start_feed(self.folder, "main")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         if self.folder is not None:
             node.workerinput[WORKER_KEY] = str(self.folder)
+            node.workerinput[STREAM_KEY] = self.server is not None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """A worker that went down is shown so on the live page (its last frame stays)."""
+        if self.server is not None and self.folder is not None and error:
+            name = getattr(node, "gateway", None) and node.gateway.id
+            why = str(error).strip().splitlines()[-1:] or ["it crashed"]
+            if name:
+                _replace_json(self.folder / f"{name}.json", {"down": why[0][:300]})
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -277,6 +340,9 @@ class StatusPlugin:
         if self._terminal >= 0:
             os.close(self._terminal)
             self._terminal = -1
+        server, self.server = self.server, None
+        if server is not None:
+            server.close()
         if self.folder is not None and getattr(self.config, "workerinput", None) is None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None

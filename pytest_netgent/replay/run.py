@@ -23,6 +23,7 @@ from ..workflow.spec import PLACEHOLDER
 if TYPE_CHECKING:
     from ..browser.guard import NavigationGuard
     from ..browser.page import Tick
+    from ..browser.screencast import LiveStream
     from ..synthesis import RecordReport
 
 log = logging.getLogger("pytest_netgent.run")
@@ -114,6 +115,21 @@ def _said(event: TimelineEvent) -> str:
     }.get(event.event, event.event)
     detail = event.detail if event.event not in ("start", "action") else ""
     return f"{said}: {detail}" if detail else said
+
+
+class LiveWatcher:
+    """Tells a browser's live stream (``--netgent-live PORT``) each timeline event, as
+    the log says it (values already redacted)."""
+
+    def __init__(self, stream: LiveStream) -> None:
+        self.stream = stream
+
+    def event(self, event: TimelineEvent) -> None:
+        """A timeline event: the stream's state and last doing."""
+        self.stream.doing(event.state, _said(event))
+
+    def tick(self, tick: Tick) -> None:
+        """A look at the page: nothing the live page shows."""
 
 
 @dataclass

@@ -33,7 +33,7 @@ from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
 from .recorder import StatesProposed, SynthesisFailed, save
-from .run import RunResult, RunSettings, TimelineEvent
+from .run import LiveWatcher, RunResult, RunSettings, TimelineEvent
 from .settings import ReplaySettings
 from .wiring import Wired, run_states
 
@@ -150,6 +150,9 @@ class NetgentBrowser:
             self.before_run(loaded, str(values.get("base_url", "")))
         self._pool.size_window(window)
         guard = self._pool.checked_guard()  # no run starts whose navigations are unconfined
+        live = self._pool.stream()  # --netgent-live PORT: the live page shows this run
+        if live is not None:
+            live.begin(spec.name, hidden=bool(secrets))
         previous = plan.previous
         cached = {s.name for s in previous.states} if previous and plan.mode != "all" else set()
         wired = run_states(
@@ -166,8 +169,11 @@ class NetgentBrowser:
             window=window_text(window),
             guard=guard,
             trace=self.trace,
+            watchers=(LiveWatcher(live),) if live is not None else (),
         )
         result = wired.result
+        if live is not None:
+            live.end("passed" if result.passed and result.error is None else "failed")
         self.results.append(result)
         self.origins |= result.origins
         if isinstance(result.error, BrowserError):

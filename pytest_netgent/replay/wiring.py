@@ -6,7 +6,7 @@ workflows through :func:`run_states`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from ..synthesis import Context, Synthesiser, build_synthesiser
 from ..system.redaction import Redactor, Secret
 from .engine import Engine
 from .recorder import Recorder
-from .run import RunResult, RunSettings
+from .run import RunResult, RunSettings, Watcher
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -50,6 +50,7 @@ def run_states(
     window: str = "",
     guard: NavigationGuard | None = None,
     trace: Trace | None = None,
+    watchers: Sequence[Watcher] = (),
 ) -> Wired:
     """Run the compiled ``states`` of workflow ``name`` to its end or a failure.
 
@@ -58,7 +59,7 @@ def run_states(
     ``cached`` names the states that came from the cache. ``values`` fill the
     placeholders (``base_url`` among them); ``secrets`` too, and are redacted from
     everything reported and from what a model is shown. ``trace`` (``--netgent-trace``)
-    watches the run.
+    watches the run, as do ``watchers`` (a live stream).
     """
     recorder = None
     if record is not None:
@@ -78,6 +79,7 @@ def run_states(
     engine = Engine(
         driver, name, states, values, secrets, settings, healer=recorder, order=order, guard=guard
     )
+    engine.result.watchers.extend(watchers)
     watching = trace.start(engine) if trace is not None else None
     result = engine.run()
     if watching is not None:

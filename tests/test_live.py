@@ -1,0 +1,270 @@
+"""``--netgent-live PORT``: every worker's browser live on a page served on 127.0.0.1.
+
+pytest runs the project in a subprocess with the live page on a free port; headless
+Chromium opens the page while the items run and sees what a user would: a card per
+browser with its item, its state and a frame that changes as the browser works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.error import HTTPError
+from urllib.request import Request, urlopen
+
+import pytest
+
+from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project
+
+pytestmark = pytest.mark.xdist_group("live")
+
+# the Home state waits (the page keeps its spinner going) before the search is typed
+SLOW = {
+    **SEARCH_STATES,
+    "Home": (
+        SEARCH_STATES["Home"][0],
+        [{"type": "wait", "params": {"seconds": 4.0}}, *SEARCH_STATES["Home"][1]],
+    ),
+}
+SECRET_SEARCH = SEARCH_WORKFLOW.replace("vars: {query: QUIC}", "secrets: {query: NETGENT_LIVE_Q}")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start(project: Project, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "pytest", *QUIET, "-p", "no:cacheprovider", "-q"]
+    command += [f"--netgent-base-url={project.base_url}", *args]
+    return subprocess.Popen(
+        command,
+        cwd=project.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def get_json(url: str) -> dict[str, Any]:
+    with urlopen(url, timeout=5) as answer:
+        return dict(json.load(answer))
+
+
+def wait_for_page(url: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[0]
+        try:
+            get_json(url + "live.json")
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError("the live page never answered")
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    """Headless Chromium, the user looking at the live page."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update",
+                "--no-first-run", "--disable-sync"]:  # fmt: skip
+        options.add_argument(arg)
+    options.binary_location = "/usr/bin/chromium"
+    chrome = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    chrome.set_window_size(1400, 1000)
+    try:
+        yield chrome
+    finally:
+        chrome.quit()
+
+
+def until(driver: Any, script: str, seconds: float = 30) -> Any:
+    """The first truthy value of ``script`` in the page, polled."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"never true: {script}\n{driver.page_source[:3000]}")
+
+
+CARDS = """
+return [...document.querySelectorAll('.card')].map(c => ({
+  stream: c.dataset.stream,
+  item: c.querySelector('.item').textContent,
+  meta: c.querySelector('.meta').textContent,
+  state: c.querySelector('.meta').dataset.state,
+  doing: c.querySelector('.doing').textContent,
+  frame: (c.querySelector('img') || {dataset: {}}).dataset.frame || '',
+  painted: Boolean(c.querySelector('img') && c.querySelector('img').naturalWidth > 0),
+  why: (c.querySelector('.why') || {}).textContent || '',
+}));
+"""
+
+
+def cards(driver: Any) -> dict[str, dict[str, Any]]:
+    return {c["stream"]: c for c in driver.execute_script(CARDS)}
+
+
+def test_the_live_page_shows_each_workers_browser_its_item_state_and_a_changing_frame(
+    project: Project, driver: Any
+) -> None:
+    for name in ("one", "two"):
+        file = project.workflow(name, SEARCH_WORKFLOW.replace("name: search", f"name: {name}"))
+        project.states(file, name, SLOW)
+    port = free_port()
+    proc = start(project, "-n", "2", f"--netgent-live={port}")
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for_page(url, proc)
+        driver.get(url)
+        until(driver, "return document.querySelectorAll('.card img').length == 2")
+        until(driver, "return [...document.querySelectorAll('.meta')]"
+                      ".every(m => m.dataset.state == 'Home')")  # fmt: skip
+        seen = cards(driver)
+        assert set(seen) == {"gw0", "gw1"}
+        items = sorted(c["item"] for c in seen.values())
+        assert items[0].endswith("one.netgent.yaml::one"), seen
+        assert items[1].endswith("two.netgent.yaml::two"), seen
+        assert all(c["painted"] for c in seen.values()), seen
+        assert {c["state"] for c in seen.values()} == {"Home"}, seen
+        first = {name: c["frame"] for name, c in seen.items()}
+        # as the search is typed and its results open, each browser's picture changes
+        until(driver, "return [...document.querySelectorAll('.meta')]"
+                      ".every(m => m.dataset.state == 'Article')")  # fmt: skip
+        later = cards(driver)
+        assert all(later[n]["frame"] != first[n] for n in first), (first, later)
+        assert all("ended in state 'Article'" in c["doing"] for c in later.values()), later
+        output = proc.communicate(timeout=120)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, output
+    assert f"netgent live: {url}" in output
+    # the session has ended: the page says so, and nothing listens on the port
+    until(driver, "return document.getElementById('summary').textContent.includes('ended')")
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("netgent-status-*"))
+
+
+def test_a_run_that_types_secrets_shows_its_state_but_never_a_frame(
+    project: Project, driver: Any
+) -> None:
+    file = project.workflow("search", SECRET_SEARCH)
+    project.states(file, "search", SLOW)
+    port = free_port()
+    proc = start(project, f"--netgent-live={port}", env={"NETGENT_LIVE_Q": "QUIC"})
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for_page(url, proc)
+        driver.get(url)
+        until(driver, "return document.querySelector('.card .why')")
+        shown = cards(driver)["main"]
+        assert "this run types secrets" in shown["why"], shown
+        assert shown["state"] == "Home" and not shown["frame"], shown
+        frame = Request(url + "frames/main.jpg")
+        with pytest.raises(HTTPError) as missing:
+            urlopen(frame, timeout=5)
+        missing.value.close()
+        assert missing.value.code == 404
+        snapshot = json.dumps(get_json(url + "live.json"))
+        assert "QUIC" not in snapshot
+        output = proc.communicate(timeout=120)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, output
+
+
+def test_a_worker_that_dies_is_shown_down_and_the_others_go_on(
+    project: Project, driver: Any
+) -> None:
+    file = project.workflow("search", SEARCH_WORKFLOW)
+    project.states(file, "search", SLOW)
+    project.pytester.makepyfile(
+        test_crash="""
+        import os, time
+
+        def test_crash():
+            time.sleep(1.5)
+            os._exit(3)
+        """
+    )
+    port = free_port()
+    proc = start(project, "-n", "2", f"--netgent-live={port}", "--max-worker-restart=0")
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for_page(url, proc)
+        driver.get(url)
+        until(driver, "return document.querySelector('.card.down')")
+        down = [c for c in cards(driver).values() if "worker went down" in c["doing"]]
+        assert len(down) == 1, cards(driver)
+        output = proc.communicate(timeout=120)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "1 passed" in output and "crashed" in output, output
+
+
+def test_a_port_in_use_is_a_usage_error_naming_it_and_nothing_runs(project: Project) -> None:
+    file = project.workflow("search", SEARCH_WORKFLOW)
+    project.states(file, "search", SEARCH_STATES)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = project.run_subprocess(f"--netgent-live={port}")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        [f"*--netgent-live {port}: port {port} on 127.0.0.1 is in use; give another port*"]
+    )
+    assert "passed" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("value", ["sometimes", "70000", "-1"])
+def test_a_bad_value_is_a_usage_error_naming_the_option(project: Project, value: str) -> None:
+    result = project.run(f"--netgent-live={value}")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--netgent-live expects auto, off or a port (0 to 65535*"])
+
+
+def test_the_page_answers_only_this_machine_by_name(tmp_path: Path) -> None:
+    from pytest_netgent.studio.live import LiveServer
+
+    server = LiveServer(tmp_path, 0)
+    try:
+        answer = urlopen(server.url + "live.json", timeout=5)
+        with answer:
+            assert json.load(answer) == {"now": pytest.approx(time.time(), abs=30),
+                                         "workers": [], "streams": []}  # fmt: skip
+        rebound = Request(server.url + "live.json", headers={"Host": f"evil.test:{server.port}"})
+        with pytest.raises(HTTPError) as refused:
+            urlopen(rebound, timeout=5)
+        refused.value.close()
+        assert refused.value.code == 403
+        for path in ("frames/..%2f..%2fetc%2fpasswd.jpg", "frames/x.png", "nothing"):
+            with pytest.raises(HTTPError) as missing:
+                urlopen(server.url + path, timeout=5)
+            missing.value.close()
+            assert missing.value.code == 404
+    finally:
+        server.close()
