@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -148,8 +149,12 @@ def test_the_live_page_shows_each_workers_browser_its_item_state_and_a_changing_
         until(driver, "return [...document.querySelectorAll('.meta')]"
                       ".every(m => m.dataset.state == 'Article')")  # fmt: skip
         later = cards(driver)
-        assert all(later[n]["frame"] != first[n] for n in first), (first, later)
         assert all("ended in state 'Article'" in c["doing"] for c in later.values()), later
+        changed = f"const first = {json.dumps(first)};" + (
+            "return [...document.querySelectorAll('.card')].every(c => "
+            "c.querySelector('img').dataset.frame != first[c.dataset.stream])"
+        )
+        until(driver, changed, seconds=10)
         output = proc.communicate(timeout=120)[0]
     finally:
         if proc.poll() is None:
@@ -268,3 +273,56 @@ def test_the_page_answers_only_this_machine_by_name(tmp_path: Path) -> None:
             assert missing.value.code == 404
     finally:
         server.close()
+
+
+def test_each_scenario_member_has_its_own_card(pytester: pytest.Pytester, driver: Any) -> None:
+    from .test_scenario import CONFTEST, ROOT
+
+    shutil.copytree(ROOT / "example_suites" / "wiki", pytester.path / "wiki")
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "a_pair.netgent.yaml").write_text(PAIR, encoding="utf-8")
+    pytester.makepyfile(test_z_after="import time\n\ndef test_after():\n    time.sleep(6)\n")
+    port = free_port()
+    command = [sys.executable, "-m", "pytest", *QUIET, "-p", "no:cacheprovider", "-q"]
+    proc = subprocess.Popen(
+        [*command, "-p", "no:randomly", f"--netgent-live={port}"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for_page(url, proc)
+        driver.get(url)
+        until(driver, "return document.querySelectorAll('.card img').length == 2", 60)
+        until(driver, "return [...document.querySelectorAll('.elapsed')]"
+                      ".every(e => e.textContent.includes('passed'))", 60)  # fmt: skip
+        seen = cards(driver)
+        assert set(seen) == {"main.searcher", "main.reader"}, seen
+        assert "member searcher · workflow wiki-search" in seen["main.searcher"]["meta"]
+        assert "member reader · workflow read-featured" in seen["main.reader"]["meta"]
+        assert all(c["item"].endswith("a_pair.netgent.yaml::pair") for c in seen.values())
+        # the next item runs: each card still names the item its browser ran
+        until(driver, "return document.querySelector('.card') && !document.getElementById("
+                      "'summary').textContent.includes('2 running')")  # fmt: skip
+        time.sleep(1)
+        assert all(c["item"].endswith("a_pair.netgent.yaml::pair") for c in cards(driver).values())
+        output = proc.communicate(timeout=120)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, output
+
+
+PAIR = """\
+name: pair
+scenario:
+  - name: searcher
+    workflow: wiki/search.netgent.yaml::wiki-search
+    vars: {query: WebRTC}
+  - name: reader
+    workflow: wiki/browse.netgent.yaml::read-featured
+"""

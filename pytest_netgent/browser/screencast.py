@@ -1,18 +1,23 @@
-"""What a browser shows, as it changes, for ``--netgent-live``: CDP screencast frames.
+"""What a browser shows, as it changes, for ``--netgent-live``: frames through CDP.
 
 :class:`Screencast` holds a DevTools connection of its own to a local Chromium (as the
 navigation guard does: ChromeDriver passes no events on), follows the browser's tabs and
-asks each for a screencast (``Page.startScreencast``). Chromium then sends a JPEG when a
-tab's picture changes, and no more than two before they are acknowledged; acknowledging
-at most :data:`FPS` times a second bounds what the browser spends on it, and a page that
-does not change costs nothing. Headless Chromium paints without any display: no X
-server, no VNC.
+takes a JPEG of the newest one (``Page.captureScreenshot``, optimised for speed): up to
+:data:`FPS` a second while its run acts (each timeline event asks for one), one every
+:data:`IDLE_S` seconds otherwise; a picture identical to the last is not passed on. Headless
+Chromium paints without any display: no X server, no VNC.
+
+Why not ``Page.startScreencast``: in headless Chromium its frames came irregularly (one
+frame in five seconds for a page changing ten times a second, with ``everyNthFrame``
+30), and with every frame encoded it slowed the example suites' replay by 8-9 %
+(``bench/live.py``); three or four pictures a second cost 4-6 %, one a second 1-2 %: pictures are
+taken when something happens.
 
 :class:`LiveStream` is one browser's stream on disk, in the folder the live page's server
 reads (:mod:`pytest_netgent.studio.live`): ``NAME.jpg``, the newest frame, and
 ``NAME.json``, what its run is doing (workflow, state, last event, when it started). Each
 is replaced whole (a reader never sees half a file). A run that types secrets shows no
-frames at all: a screencast cannot hide what the page shows of them, so its stream says
+frames at all: a picture cannot hide what the page shows of them, so its stream says
 so and keeps only the text, which is redacted like every timeline event.
 """
 
@@ -25,20 +30,22 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-FPS = 4.0
-"""Most frames a second one browser sends."""
-SIZE = (800, 600)
-"""Largest frame, in pixels (a larger window is scaled down by the browser)."""
+FPS = 3.0
+"""Most pictures a second of one browser, while its run acts."""
+IDLE_S = 1.0
+"""Seconds between two pictures while its run does nothing (a video plays, a page loads)."""
 QUALITY = 50
-"""JPEG quality of a frame."""
+"""JPEG quality of a picture."""
+_SHOT = {"format": "jpeg", "quality": QUALITY, "optimizeForSpeed": True}
 
 
 class Screencast:
-    """The frames of every tab of the browser at ``endpoint``, each given to ``sink``
-    (from a thread of its own) until :meth:`close`."""
+    """Pictures of the newest tab of the browser at ``endpoint``, each new one given to
+    ``sink`` (from a thread of its own) until :meth:`close`."""
 
     def __init__(self, endpoint: str, sink: Any) -> None:
         import websocket  # selenium's own dependency
@@ -48,26 +55,38 @@ class Screencast:
         self._ws.settimeout(None)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._pending: dict[int, str] = {}
+        self._attaching: dict[int, str] = {}
         """Attach calls in flight: their target ids."""
-        self._last_ack = 0.0
+        self._tabs: dict[str, str] = {}
+        """Each attached tab's session, by target id, the newest last."""
+        self._shot = 0
+        """The picture call in flight (0: none)."""
+        self._last = ""
+        self._poked = False
+        self._closed = threading.Event()
         self._thread = threading.Thread(target=self._read, name="netgent-screencast", daemon=True)
         self._thread.start()
         self._send("Target.setDiscoverTargets", {"discover": True})  # tabs now and later
+        threading.Thread(target=self._take, name="netgent-screencast-shots", daemon=True).start()
 
     @property
     def alive(self) -> bool:
         """Whether the connection to the browser still stands."""
         return self._thread.is_alive()
 
+    def poke(self) -> None:
+        """Something happened (an action, a new state): a picture soon, not in a second."""
+        self._poked = True
+
     def close(self) -> None:
-        """Drop the connection: the browser stops every screencast of it."""
+        """Drop the connection (and stop taking pictures)."""
+        self._closed.set()
         with contextlib.suppress(Exception):  # closing a connection already gone
             self._ws.close()
         self._thread.join(timeout=5)
 
-    def _send(self, method: str, params: dict[str, Any], session: str = "") -> int:
-        ident = next(self._ids)
+    def _send(self, method: str, params: dict[str, Any], session: str = "", ident: int = 0) -> int:
+        ident = ident or next(self._ids)
         message: dict[str, Any] = {"id": ident, "method": method, "params": params}
         if session:
             message["sessionId"] = session
@@ -81,32 +100,45 @@ class Screencast:
                 message = json.loads(self._ws.recv())
                 self._handle(message)
             except Exception:  # closed, or a browser gone: the stream ends, the run goes on
+                self._closed.set()
                 return
 
     def _handle(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params") or {}
-        if "id" in message:
-            if message["id"] in self._pending and "result" in message:
-                del self._pending[message["id"]]
-                session = str(message["result"].get("sessionId", ""))
-                frame = {"format": "jpeg", "quality": QUALITY, "everyNthFrame": 1}
-                frame |= {"maxWidth": SIZE[0], "maxHeight": SIZE[1]}
-                self._send("Page.startScreencast", frame, session)
+        result = message.get("result") or {}
+        if message.get("id") == self._shot:
+            self._shot = 0
+            data = str(result.get("data", ""))
+            if data and data != self._last:  # (a page that did not change: no new frame)
+                self._last = data
+                self.sink(base64.b64decode(data))
+        elif (tab := self._attaching.pop(message.get("id", 0), None)) is not None:
+            if result.get("sessionId"):
+                self._tabs[tab] = str(result["sessionId"])
         elif method == "Target.targetCreated":
-            target = params.get("targetInfo") or {}
-            if target.get("type") == "page" and not str(target.get("url")).startswith("devtools"):
+            info = params.get("targetInfo") or {}
+            if info.get("type") == "page" and not str(info.get("url")).startswith("devtools"):
                 ident = self._send(
-                    "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}
+                    "Target.attachToTarget", {"targetId": info["targetId"], "flatten": True}
                 )
-                self._pending[ident] = str(target["targetId"])
-        elif method == "Page.screencastFrame":
-            wait = self._last_ack + 1 / FPS - time.monotonic()
-            if wait > 0:  # the browser sends the next frames only once this one is acked
-                time.sleep(wait)
-            self.sink(base64.b64decode(params.get("data", "")))
-            self._last_ack = time.monotonic()
-            ack = {"sessionId": params.get("sessionId")}
-            self._send("Page.screencastFrameAck", ack, str(message.get("sessionId", "")))
+                self._attaching[ident] = str(info["targetId"])
+        elif method == "Target.targetDestroyed":
+            self._tabs.pop(str(params.get("targetId")), None)
+
+    def _take(self) -> None:
+        """Ask for a picture of the newest tab :data:`FPS` times a second (one at a time)."""
+        asked = 0.0
+        while not self._closed.wait(1 / FPS):
+            tabs = list(self._tabs.values())
+            if self._shot and time.monotonic() - asked < 5:
+                continue  # the last is still being taken (a busy page): no queue of them
+            if not self._poked and time.monotonic() - asked < IDLE_S:
+                continue  # nothing happened: a picture a second is enough
+            self._poked = False
+            if tabs:
+                self._shot, asked = next(self._ids), time.monotonic()  # set before any answer
+                with contextlib.suppress(Exception):  # the connection just closed
+                    self._send("Page.captureScreenshot", _SHOT, tabs[-1], ident=self._shot)
 
 
 def _replace(path: Path, data: bytes) -> None:
@@ -121,9 +153,11 @@ class LiveStream:
     """One browser's frames and doings, written into ``folder`` as ``name`` (see the
     module's documentation)."""
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(self, folder: Path, name: str, item: Callable[[], str] = str) -> None:
         self.folder = folder
         self.name = name
+        self.item = item
+        """The test item running now (its node id), asked as each run begins."""
         self.screencast: Screencast | None = None
         self.why_no_frames = ""
         """Why this stream shows no frames ("" while it does)."""
@@ -158,7 +192,8 @@ class LiveStream:
         """A run of ``workflow`` starts; ``hidden``: it types secrets (no frames)."""
         with self._lock:
             self._hidden = hidden
-            self._now = {"name": self.name, "workflow": workflow, "started": time.time()}
+            self._now = {"name": self.name, "item": self.item(), "workflow": workflow}
+            self._now["started"] = time.time()
             if hidden:
                 self._now["no_frames"] = "this run types secrets: its pages are not shown"
             elif self.why_no_frames:
@@ -176,6 +211,8 @@ class LiveStream:
                 self._now["state"] = state
             self._now["doing"] = said
             self._write()
+        if self.screencast is not None:
+            self.screencast.poke()
 
     def end(self, outcome: str) -> None:
         """The run ended (``passed`` or ``failed``)."""

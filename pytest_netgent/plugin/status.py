@@ -63,6 +63,10 @@ class Feed:
             self._now = {"item": nodeid, "started": time.time()}
             self._write()
 
+    def item(self) -> str:
+        """The node id of the item running in this process ("" between items)."""
+        return str(self._now.get("item", ""))
+
     def update(self, fields: dict[str, str]) -> None:
         with self._lock:
             if self._now:  # events outside an item (a pool warming up) have no line
@@ -240,7 +244,7 @@ class StatusPlugin:
         from ..browser.screencast import LiveStream
 
         name = f"{self._name}.{member}" if member else self._name
-        return LiveStream(self.feed.path.parent / "live", name)
+        return LiveStream(self.feed.path.parent / "live", name, self.feed.item)
 
     def _start_feed(self, folder: Path, name: str) -> None:
         self.feed = Feed(folder, name)
