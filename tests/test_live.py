@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,16 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@pytest.fixture(autouse=True)
+def own_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A temporary folder for the inner runs alone (their session folders are looked for
+    there, and other tests' checks of /tmp never see them)."""
+    path = Path(tempfile.mkdtemp(prefix="ng-live-"))
+    monkeypatch.setenv("TMPDIR", str(path))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def start(project: Project, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -123,17 +134,22 @@ def cards(driver: Any) -> dict[str, dict[str, Any]]:
 
 
 def test_the_live_page_shows_each_workers_browser_its_item_state_and_a_changing_frame(
-    project: Project, driver: Any
+    project: Project, driver: Any, own_tmp: Path
 ) -> None:
     for name in ("one", "two"):
         file = project.workflow(name, SEARCH_WORKFLOW.replace("name: search", f"name: {name}"))
         project.states(file, name, SLOW)
+    # each item's teardown waits a little: the page is looked at before the session ends
+    project.pytester.makeconftest(
+        "import time\n\ndef pytest_runtest_teardown(item):\n    time.sleep(3)\n"
+    )
     port = free_port()
     proc = start(project, "-n", "2", f"--netgent-live={port}")
     url = f"http://127.0.0.1:{port}/"
     try:
         wait_for_page(url, proc)
         driver.get(url)
+        assert len(list(own_tmp.glob("netgent-status-*"))) == 1
         until(driver, "return document.querySelectorAll('.card img').length == 2")
         until(driver, "return [...document.querySelectorAll('.meta')]"
                       ".every(m => m.dataset.state == 'Home')")  # fmt: skip
@@ -166,7 +182,7 @@ def test_the_live_page_shows_each_workers_browser_its_item_state_and_a_changing_
     until(driver, "return document.getElementById('summary').textContent.includes('ended')")
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
-    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("netgent-status-*"))
+    assert not list(own_tmp.glob("netgent-status-*"))
 
 
 def test_a_run_that_types_secrets_shows_its_state_but_never_a_frame(
@@ -181,6 +197,7 @@ def test_a_run_that_types_secrets_shows_its_state_but_never_a_frame(
         wait_for_page(url, proc)
         driver.get(url)
         until(driver, "return document.querySelector('.card .why')")
+        until(driver, "return document.querySelector('.meta').dataset.state == 'Home'")
         shown = cards(driver)["main"]
         assert "this run types secrets" in shown["why"], shown
         assert shown["state"] == "Home" and not shown["frame"], shown

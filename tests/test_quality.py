@@ -44,7 +44,7 @@ def test_the_lower_bounds_are_the_releases_tox_tests() -> None:
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    named = [*project["dependencies"], *extras["llm"], *extras["plots"]]
+    named = [*project["dependencies"], *extras["llm"], *extras["plots"], *extras["video"]]
     bounds = {}
     for text in named:
         requirement = Requirement(text)

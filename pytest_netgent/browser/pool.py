@@ -30,7 +30,7 @@ from .watchdog import devtools_endpoint
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
-    from .screencast import LiveStream
+    from .screencast import LiveStream, Pictures
 
 
 # Files a running Chromium keeps in its profile: a copy must not carry them over.
@@ -172,13 +172,11 @@ class BrowserPool:
             )
         return self.guard
 
-    def stream(self) -> LiveStream | None:
-        """The live stream of the running browser (started now if it is not streamed
-        yet), or ``None`` without ``--netgent-live PORT``."""
-        live = self.live
-        if live is not None and not live.watching(self.driver):
-            live.watch(self.driver, devtools_endpoint(self.driver) if self.guarded else "")
-        return live
+    def follow(self, pictures: Pictures) -> Pictures:
+        """Have ``pictures`` follow the running browser (started now if needed)."""
+        if not pictures.watching(self.driver):
+            pictures.watch(self.driver, devtools_endpoint(self.driver) if self.guarded else "")
+        return pictures
 
     def size_window(self, size: tuple[int, int]) -> None:
         """Give the browser window ``size`` (width, height) unless it has it already."""

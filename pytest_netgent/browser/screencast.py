@@ -40,6 +40,9 @@ IDLE_S = 1.0
 """Seconds between two pictures while its run does nothing (a video plays, a page loads)."""
 QUALITY = 50
 """JPEG quality of a picture."""
+STUCK_S = 1.0
+"""A picture not taken by then is given up (Chromium may never answer for a page that
+was left while it was being taken) and the next one asked for."""
 _SHOT = {"format": "jpeg", "quality": QUALITY, "optimizeForSpeed": True}
 
 
@@ -47,10 +50,11 @@ class Screencast:
     """Pictures of the newest tab of the browser at ``endpoint``, each new one given to
     ``sink`` (from a thread of its own) until :meth:`close`."""
 
-    def __init__(self, endpoint: str, sink: Any) -> None:
+    def __init__(self, endpoint: str, sink: Any, fps: float = FPS, idle: float = IDLE_S) -> None:
         import websocket  # selenium's own dependency
 
         self.sink = sink
+        self.fps, self.idle = fps, idle
         self._ws = websocket.create_connection(endpoint, timeout=10, suppress_origin=True)
         self._ws.settimeout(None)
         self._ids = itertools.count(1)
@@ -63,6 +67,7 @@ class Screencast:
         """The picture call in flight (0: none)."""
         self._last = ""
         self._poked = False
+        self._answered = threading.Event()
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._read, name="netgent-screencast", daemon=True)
         self._thread.start()
@@ -73,6 +78,18 @@ class Screencast:
     def alive(self) -> bool:
         """Whether the connection to the browser still stands."""
         return self._thread.is_alive()
+
+    def picture_now(self, timeout: float = STUCK_S) -> None:
+        """Take a picture now and wait for it (at most ``timeout`` seconds): a run's
+        last page, before anything leaves it."""
+        tabs = list(self._tabs.values())
+        if self._closed.is_set() or not tabs:
+            return
+        self._answered.clear()
+        self._shot = next(self._ids)
+        with contextlib.suppress(Exception):  # the connection just closed
+            self._send("Page.captureScreenshot", _SHOT, tabs[-1], ident=self._shot)
+            self._answered.wait(timeout)
 
     def poke(self) -> None:
         """Something happened (an action, a new state): a picture soon, not in a second."""
@@ -112,6 +129,7 @@ class Screencast:
             if data and data != self._last:  # (a page that did not change: no new frame)
                 self._last = data
                 self.sink(base64.b64decode(data))
+            self._answered.set()
         elif (tab := self._attaching.pop(message.get("id", 0), None)) is not None:
             if result.get("sessionId"):
                 self._tabs[tab] = str(result["sessionId"])
@@ -128,11 +146,11 @@ class Screencast:
     def _take(self) -> None:
         """Ask for a picture of the newest tab :data:`FPS` times a second (one at a time)."""
         asked = 0.0
-        while not self._closed.wait(1 / FPS):
+        while not self._closed.wait(1 / self.fps):
             tabs = list(self._tabs.values())
-            if self._shot and time.monotonic() - asked < 5:
+            if self._shot and time.monotonic() - asked < STUCK_S:
                 continue  # the last is still being taken (a busy page): no queue of them
-            if not self._poked and time.monotonic() - asked < IDLE_S:
+            if not self._poked and time.monotonic() - asked < self.idle:
                 continue  # nothing happened: a picture a second is enough
             self._poked = False
             if tabs:
@@ -149,33 +167,28 @@ def _replace(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
 
 
-class LiveStream:
-    """One browser's frames and doings, written into ``folder`` as ``name`` (see the
-    module's documentation)."""
+class Pictures:
+    """A browser's pictures, followed through a :class:`Screencast` of its own, each
+    picture given to :meth:`_picture`; runs say when they begin, act and end."""
 
-    def __init__(self, folder: Path, name: str, item: Callable[[], str] = str) -> None:
-        self.folder = folder
-        self.name = name
-        self.item = item
-        """The test item running now (its node id), asked as each run begins."""
+    fps, idle = FPS, IDLE_S
+
+    def __init__(self) -> None:
         self.screencast: Screencast | None = None
         self.why_no_frames = ""
-        """Why this stream shows no frames ("" while it does)."""
+        """Why no picture is taken ("" while they are)."""
         self._driver: object = None
         self._hidden = False
         self._lock = threading.Lock()
-        self._now: dict[str, Any] = {"name": name}
-        self.frames = 0
-        """Frames written so far."""
 
     def watching(self, driver: object) -> bool:
-        """Whether the browser of ``driver`` is streamed already (or cannot be)."""
+        """Whether the browser of ``driver`` is followed already (or cannot be)."""
         if self._driver is not driver:
             return False
         return self.screencast is None or self.screencast.alive
 
     def watch(self, driver: object, endpoint: str) -> None:
-        """Stream the browser of ``driver`` (DevTools at ``endpoint``, ``""`` if it has
+        """Follow the browser of ``driver`` (DevTools at ``endpoint``, ``""`` if it has
         none of ours) from now on."""
         self.stop()
         self._driver = driver
@@ -183,13 +196,83 @@ class LiveStream:
             self.why_no_frames = "this browser has no DevTools endpoint of ours (UC or Grid)"
             return
         try:
-            self.screencast = Screencast(endpoint, self._frame)
+            self.screencast = Screencast(endpoint, self._frame, self.fps, self.idle)
             self.why_no_frames = ""
-        except Exception as exc:  # no frames, the status still shows: the run goes on
-            self.why_no_frames = f"its DevTools endpoint refused a screencast ({exc})"
+        except Exception as exc:  # no pictures, the rest goes on: the run is worth more
+            self.why_no_frames = f"its DevTools endpoint refused ({exc})"
+
+    def stop(self) -> None:
+        """Stop following the browser (it closed, or the item ended)."""
+        screencast, self.screencast = self.screencast, None
+        if screencast is not None:
+            screencast.close()
+        self._driver = None
 
     def begin(self, workflow: str, hidden: bool) -> None:
-        """A run of ``workflow`` starts; ``hidden``: it types secrets (no frames)."""
+        """A run of ``workflow`` starts; ``hidden``: it types secrets (no pictures)."""
+        with self._lock:
+            self._hidden = hidden
+
+    def doing(self, state: str, said: str) -> None:
+        """The run's last event (``said`` as the log says it, in ``state``): a picture
+        soon."""
+        if self.screencast is not None:
+            self.screencast.poke()
+
+    def end(self, outcome: str) -> None:
+        """The run ended (``passed`` or ``failed``): a picture of its last page."""
+        if self.screencast is not None and not self._hidden:
+            self.screencast.picture_now()
+
+    def _frame(self, jpeg: bytes) -> None:
+        with self._lock:  # (not while a run with secrets begins)
+            if not self._hidden and jpeg:
+                self._picture(jpeg)
+
+    def _picture(self, jpeg: bytes) -> None:
+        raise NotImplementedError
+
+
+class FrameRecorder(Pictures):
+    """The pictures of an item's runs, kept in memory with their times for
+    ``--netgent-video`` (see :mod:`pytest_netgent.studio.video`)."""
+
+    fps, idle = 4.0, 0.5
+    MAX_FRAMES = 1500
+    """Most pictures one item keeps (then the video ends there)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frames: list[tuple[float, bytes]] = []
+        """Each picture: seconds since the item's first run began, JPEG."""
+        self._t0: float | None = None
+
+    def begin(self, workflow: str, hidden: bool) -> None:
+        """A run starts: its pictures follow the last run's."""
+        super().begin(workflow, hidden)
+        if self._t0 is None:
+            self._t0 = time.monotonic()
+
+    def _picture(self, jpeg: bytes) -> None:
+        if self._t0 is not None and len(self.frames) < self.MAX_FRAMES:
+            self.frames.append((time.monotonic() - self._t0, jpeg))
+
+
+class LiveStream(Pictures):
+    """One browser's pictures and doings, written into ``folder`` as ``name`` (see the
+    module's documentation); ``item`` names the test item running now."""
+
+    def __init__(self, folder: Path, name: str, item: Callable[[], str] = str) -> None:
+        super().__init__()
+        self.folder = folder
+        self.name = name
+        self.item = item
+        self._now: dict[str, Any] = {"name": name}
+        self.frames = 0
+        """Pictures written so far."""
+
+    def begin(self, workflow: str, hidden: bool) -> None:
+        """A run starts: its status, and no picture at all if it types secrets."""
         with self._lock:
             self._hidden = hidden
             self._now = {"name": self.name, "item": self.item(), "workflow": workflow}
@@ -204,35 +287,26 @@ class LiveStream:
                     (self.folder / f"{self.name}.jpg").unlink()
 
     def doing(self, state: str, said: str) -> None:
-        """The run's last event, ``said`` as the log says it; ``state``: the state it is
-        in ("" to keep the last)."""
+        """The run's last event: the status says it, and a picture soon."""
         with self._lock:
             if state:
                 self._now["state"] = state
             self._now["doing"] = said
             self._write()
-        if self.screencast is not None:
-            self.screencast.poke()
+        super().doing(state, said)
 
     def end(self, outcome: str) -> None:
-        """The run ended (``passed`` or ``failed``)."""
+        """The run ended (``passed`` or ``failed``): its status says so, with a picture
+        of its last page."""
+        super().end(outcome)
         with self._lock:
             self._now["ended"] = time.time()
             self._now["outcome"] = outcome
             self._write()
 
-    def stop(self) -> None:
-        """Stop streaming the browser (it closed): the last frame and status stay."""
-        screencast, self.screencast = self.screencast, None
-        if screencast is not None:
-            screencast.close()
-        self._driver = None
-
-    def _frame(self, jpeg: bytes) -> None:
-        with self._lock:  # (not while a run with secrets begins: its unlink comes after)
-            if not self._hidden and jpeg:
-                _replace(self.folder / f"{self.name}.jpg", jpeg)
-                self.frames += 1
+    def _picture(self, jpeg: bytes) -> None:
+        _replace(self.folder / f"{self.name}.jpg", jpeg)
+        self.frames += 1
 
     def _write(self) -> None:
         _replace(self.folder / f"{self.name}.json", json.dumps(self._now).encode("utf-8"))

@@ -73,10 +73,11 @@ def _register(config: pytest.Config, settings: Settings) -> None:
     from .sharding import SHARD_PLUGIN, ShardPlugin  # --netgent-shard, durations, the record
 
     config.pluginmanager.register(ShardPlugin(config), SHARD_PLUGIN)
-    if settings.trace != "off":
+    if settings.trace != "off" or settings.video != "off":
         from .tracing import TRACE_PLUGIN, TracePlugin
 
-        config.pluginmanager.register(TracePlugin(settings.trace, settings.artifacts), TRACE_PLUGIN)
+        tracing = TracePlugin(settings.trace, settings.artifacts, settings.video)
+        config.pluginmanager.register(tracing, TRACE_PLUGIN)
     if settings.capture.on:
         from .capturing import CaptureLog, CapturePlugin
 
@@ -294,4 +295,5 @@ def _plain_browser(
 
     browser = NetgentBrowser(pool, settings, base_url)
     yield browser
+    browser.stop_video()
     pool.reset(browser.origins)

@@ -322,6 +322,7 @@ class CapturePlugin:
                     events = capture.har_events(pool.running)
             finally:
                 # the reset closes the item's connections: their last packets are its own
+                browser.stop_video()
                 pool.reset(browser.origins)
                 capture.stop()
                 browsers.end(capture)

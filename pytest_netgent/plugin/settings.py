@@ -58,7 +58,7 @@ def resolve(config: pytest.Config) -> Settings:
     """Every option and ini key of the plugin, read and checked once: a bad value is a
     usage error naming the option (or ini key) and a good value."""
     from .options import count, http_url, positive_float, window_size
-    from .tracing import trace_mode
+    from .tracing import trace_mode, video_mode
 
     timeout = _setting(config, "netgent_state_timeout")
     if isinstance(timeout, str):
@@ -111,6 +111,7 @@ def resolve(config: pytest.Config) -> Settings:
         llm_only=bool(config.getoption("netgent_llm_only")),
         live=_live(config),
         trace=trace,
+        video=video_mode(config),
     )
 
 

@@ -1,9 +1,10 @@
-"""``--netgent-trace``, on pytest's side: each item's trace written (or not) at its end.
+"""``--netgent-trace`` and ``--netgent-video``, on pytest's side: each item's trace and
+video written (or not) at its end.
 
-With ``on`` every item that ran a workflow gets ``trace.zip`` in its artifacts folder;
-with ``retain-on-failure`` only an item that did not pass keeps one. Its path is a
-property of the item's report (``netgent_trace``: junitxml shows it) and a line of the
-failure report says how to open it.
+With ``on`` every item that ran a workflow gets ``trace.zip`` (``video.webm``) in its
+artifacts folder; with ``retain-on-failure`` only an item that did not pass keeps one.
+Its path is a property of the item's report (``netgent_trace``, ``netgent_video``:
+junitxml shows them) and a line of the failure report names it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 
 TRACE_PROPERTY = "netgent_trace"
 """The report property naming an item's trace file."""
+VIDEO_PROPERTY = "netgent_video"
+"""The report property naming an item's video."""
 
 TRACE_PLUGIN = "netgent-trace"
 TRACE_FILE = "trace.zip"
@@ -41,6 +44,16 @@ def add_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "(default), on, or retain-on-failure. Open one with: netgent show-trace PATH",
     )
     parser.addini("netgent_trace", "Trace per item: off, on or retain-on-failure.", default="off")
+    group.addoption(
+        "--netgent-video",
+        dest="netgent_video",
+        choices=("off", "on", "retain-on-failure"),
+        default=None,
+        help="A video per item (video.webm in its artifacts folder: what its browser "
+        "showed, a few pictures a second while it acts): off (default), on, or "
+        "retain-on-failure. Needs pytest-netgent[video].",
+    )
+    parser.addini("netgent_video", "Video per item: off, on or retain-on-failure.", default="off")
 
 
 def trace_mode(config: pytest.Config) -> str:
@@ -54,12 +67,31 @@ def trace_mode(config: pytest.Config) -> str:
     return value
 
 
+def video_mode(config: pytest.Config) -> str:
+    """``--netgent-video``, else the ini key; a bad value, or PyAV missing, is a usage
+    error."""
+    value = config.getoption("netgent_video") or str(config.getini("netgent_video")).strip()
+    if value not in ("off", "on", "retain-on-failure"):
+        raise pytest.UsageError(
+            f"ini netgent_video = {value}: expected off, on or retain-on-failure "
+            "(e.g. netgent_video = retain-on-failure)"
+        )
+    if value != "off":
+        from ..studio.video import missing
+
+        if why := missing():
+            raise pytest.UsageError(why)
+    return value
+
+
 class TracePlugin:
     """Writes each item's trace after its teardown, where its outcome is known."""
 
-    def __init__(self, mode: str, artifacts: Path) -> None:
+    def __init__(self, mode: str, artifacts: Path, video: str = "off") -> None:
         self.mode = mode
         self.artifacts = artifacts
+        self.video = video
+        """``--netgent-video``'s mode."""
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_makereport(
@@ -69,6 +101,8 @@ class TracePlugin:
         phases = item.stash.setdefault(phases_key, {})
         phases[call.when] = report.outcome
         browser = _browser(item)
+        if browser is not None and browser.video is not None and browser.video.frames:
+            self._video(item, browser, report, call.when, phases)
         if browser is None or browser.trace is None or not browser.trace.runs:
             return report
         path = _folder(item, browser, self.artifacts) / TRACE_FILE
@@ -83,6 +117,35 @@ class TracePlugin:
                 for where in (report.user_properties, item.user_properties):
                     where.append((TRACE_PROPERTY, str(path)))
         return report
+
+    def _video(
+        self,
+        item: pytest.Item,
+        browser: NetgentBrowser,
+        report: pytest.TestReport,
+        when: str,
+        phases: dict[str, str],
+    ) -> None:
+        """Write the item's video at its teardown (if its mode keeps it)."""
+        from ..studio.video import VIDEO_FILE, VideoError, write_webm
+
+        assert browser.video is not None
+        path = _folder(item, browser, self.artifacts) / VIDEO_FILE
+        if when == "call" and report.failed:
+            report.sections.append(("netgent video", str(path)))
+        if when != "teardown":
+            return
+        browser.video.stop()
+        frames, browser.video.frames = browser.video.frames, []
+        if self.video == "on" or any(p == "failed" for p in phases.values()):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_webm(frames, path)
+            except VideoError as exc:  # the item's outcome stays its own
+                report.sections.append(("netgent video", f"no video: {exc}"))
+                return
+            for where in (report.user_properties, item.user_properties):
+                where.append((VIDEO_PROPERTY, str(path)))
 
 
 def _browser(item: pytest.Item) -> NetgentBrowser | None:

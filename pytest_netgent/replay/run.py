@@ -23,7 +23,7 @@ from ..workflow.spec import PLACEHOLDER
 if TYPE_CHECKING:
     from ..browser.guard import NavigationGuard
     from ..browser.page import Tick
-    from ..browser.screencast import LiveStream
+    from ..browser.screencast import Pictures
     from ..synthesis import RecordReport
 
 log = logging.getLogger("pytest_netgent.run")
@@ -117,16 +117,16 @@ def _said(event: TimelineEvent) -> str:
     return f"{said}: {detail}" if detail else said
 
 
-class LiveWatcher:
-    """Tells a browser's live stream (``--netgent-live PORT``) each timeline event, as
-    the log says it (values already redacted)."""
+class PicturesWatcher:
+    """Tells a browser's pictures (``--netgent-live PORT``, ``--netgent-video``) each
+    timeline event, as the log says it (values already redacted)."""
 
-    def __init__(self, stream: LiveStream) -> None:
-        self.stream = stream
+    def __init__(self, pictures: Pictures) -> None:
+        self.pictures = pictures
 
     def event(self, event: TimelineEvent) -> None:
-        """A timeline event: the stream's state and last doing."""
-        self.stream.doing(event.state, _said(event))
+        """A timeline event: the state and last doing, and a picture soon."""
+        self.pictures.doing(event.state, _said(event))
 
     def tick(self, tick: Tick) -> None:
         """A look at the page: nothing the live page shows."""

@@ -33,13 +33,14 @@ from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
 from .recorder import StatesProposed, SynthesisFailed, save
-from .run import LiveWatcher, RunResult, RunSettings, TimelineEvent
+from .run import PicturesWatcher, RunResult, RunSettings, TimelineEvent
 from .settings import ReplaySettings
 from .wiring import Wired, run_states
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
+    from ..browser.screencast import FrameRecorder, Pictures
     from .trace import Trace
 
 
@@ -91,6 +92,12 @@ class NetgentBrowser:
             from .trace import Trace
 
             self.trace = Trace()
+        self.video: FrameRecorder | None = None
+        """The pictures of the runs of this test, for its video (``--netgent-video``)."""
+        if settings.video != "off":
+            from ..browser.screencast import FrameRecorder
+
+            self.video = FrameRecorder()
 
     @property
     def driver(self) -> WebDriver:
@@ -150,9 +157,9 @@ class NetgentBrowser:
             self.before_run(loaded, str(values.get("base_url", "")))
         self._pool.size_window(window)
         guard = self._pool.checked_guard()  # no run starts whose navigations are unconfined
-        live = self._pool.stream()  # --netgent-live PORT: the live page shows this run
-        if live is not None:
-            live.begin(spec.name, hidden=bool(secrets))
+        pictures = self._pictures()  # the live page's, the video's
+        for follower in pictures:
+            follower.begin(spec.name, hidden=bool(secrets))
         previous = plan.previous
         cached = {s.name for s in previous.states} if previous and plan.mode != "all" else set()
         wired = run_states(
@@ -169,11 +176,11 @@ class NetgentBrowser:
             window=window_text(window),
             guard=guard,
             trace=self.trace,
-            watchers=(LiveWatcher(live),) if live is not None else (),
+            watchers=tuple(PicturesWatcher(p) for p in pictures),
         )
         result = wired.result
-        if live is not None:
-            live.end("passed" if result.passed and result.error is None else "failed")
+        for follower in pictures:
+            follower.end("passed" if result.passed and result.error is None else "failed")
         self.results.append(result)
         self.origins |= result.origins
         if isinstance(result.error, BrowserError):
@@ -189,6 +196,19 @@ class NetgentBrowser:
         if check and result.error is not None:
             raise result.error
         return result
+
+    def stop_video(self) -> None:
+        """The test is over: its video takes no more pictures (the reset's blank page
+        is not part of it)."""
+        if self.video is not None:
+            self.video.stop()
+
+    def _pictures(self) -> list[Pictures]:
+        """What follows the browser's pictures during a run (each started now if
+        needed): the live page's stream (``--netgent-live PORT``), the item's video
+        (``--netgent-video``)."""
+        wanted = [self._pool.live, self.video]
+        return [self._pool.follow(p) for p in wanted if p is not None]
 
     def _values(
         self,

@@ -22,6 +22,9 @@ class ReplaySettings:
     """The project's root: proposals under ``artifacts/proposed`` mirror paths below it."""
     trace: str = "off"
     """``--netgent-trace``: ``off``, ``on`` or ``retain-on-failure`` (see :mod:`.trace`)."""
+    video: str = "off"
+    """``--netgent-video``: ``off``, ``on`` or ``retain-on-failure``: the pictures of each
+    item's runs kept for a video."""
     window: tuple[int, int] | None = None
     """``--netgent-window-size``: the window every run uses, over what a workflow's
     ``window:`` or its cache file says."""

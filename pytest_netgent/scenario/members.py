@@ -9,6 +9,7 @@ the scenario's ``duration`` ends what still runs. Nothing outlives :meth:`Member
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import shlex
@@ -170,7 +171,9 @@ class Members:
             self._stopped(outcome)
             return
         outcome.started = time.time()
-        browser = NetgentBrowser(self.pools[member.name], self.settings, self.base_url)
+        # (a member's pictures are on the live page; its video is not made yet)
+        settings = dataclasses.replace(self.settings, video="off")
+        browser = NetgentBrowser(self.pools[member.name], settings, self.base_url)
         workflow = member.loaded.workflow
         params = member_params(member, self.values)
         end = self._end_of(member)
