@@ -7,6 +7,8 @@ import csv
 import json
 import os
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,3 +305,24 @@ def away_workflow(project: Project, site_url: str) -> str:
           "end_state": "Landing"}],
     )  # fmt: skip
     return elsewhere
+
+
+@contextmanager
+def headless_chromium(size: tuple[int, int] = (1400, 1000)) -> Iterator[Any]:
+    """Debian's Chromium, headless, as a user's browser opening a page the product
+    serves (nothing of it reaches the internet)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update",
+                "--no-first-run", "--disable-sync"]:  # fmt: skip
+        options.add_argument(arg)
+    options.binary_location = "/usr/bin/chromium"
+    chrome = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    chrome.set_window_size(*size)
+    try:
+        yield chrome
+    finally:
+        chrome.quit()

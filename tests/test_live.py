@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
@@ -23,7 +24,7 @@ from urllib.request import Request, urlopen
 
 import pytest
 
-from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project
+from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project, headless_chromium
 
 pytestmark = pytest.mark.xdist_group("live")
 
@@ -67,6 +68,17 @@ def start(project: Project, *args: str, env: dict[str, str] | None = None) -> su
     )
 
 
+@contextmanager
+def running(proc: subprocess.Popen[str]) -> Iterator[subprocess.Popen[str]]:
+    """``proc``, killed if the test leaves before it has ended."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def get_json(url: str) -> dict[str, Any]:
     with urlopen(url, timeout=5) as answer:
         return dict(json.load(answer))
@@ -87,21 +99,8 @@ def wait_for_page(url: str, proc: subprocess.Popen[str]) -> None:
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
     """Headless Chromium, the user looking at the live page."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--no-first-run", "--disable-sync"]:  # fmt: skip
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    chrome = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    chrome.set_window_size(1400, 1000)
-    try:
+    with headless_chromium() as chrome:
         yield chrome
-    finally:
-        chrome.quit()
 
 
 def until(driver: Any, script: str, seconds: float = 30) -> Any:
@@ -146,7 +145,7 @@ def test_the_live_page_shows_each_workers_browser_its_item_state_and_a_changing_
     port = free_port()
     proc = start(project, "-n", "2", f"--netgent-live={port}")
     url = f"http://127.0.0.1:{port}/"
-    try:
+    with running(proc):
         wait_for_page(url, proc)
         driver.get(url)
         assert len(list(own_tmp.glob("netgent-status-*"))) == 1
@@ -172,10 +171,6 @@ def test_the_live_page_shows_each_workers_browser_its_item_state_and_a_changing_
         )
         until(driver, changed, seconds=10)
         output = proc.communicate(timeout=120)[0]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 0, output
     assert f"netgent live: {url}" in output
     # the session has ended: the page says so, and nothing listens on the port
@@ -193,7 +188,7 @@ def test_a_run_that_types_secrets_shows_its_state_but_never_a_frame(
     port = free_port()
     proc = start(project, f"--netgent-live={port}", env={"NETGENT_LIVE_Q": "QUIC"})
     url = f"http://127.0.0.1:{port}/"
-    try:
+    with running(proc):
         wait_for_page(url, proc)
         driver.get(url)
         until(driver, "return document.querySelector('.card .why')")
@@ -209,10 +204,6 @@ def test_a_run_that_types_secrets_shows_its_state_but_never_a_frame(
         snapshot = json.dumps(get_json(url + "live.json"))
         assert "QUIC" not in snapshot
         output = proc.communicate(timeout=120)[0]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 0, output
 
 
@@ -233,17 +224,13 @@ def test_a_worker_that_dies_is_shown_down_and_the_others_go_on(
     port = free_port()
     proc = start(project, "-n", "2", f"--netgent-live={port}", "--max-worker-restart=0")
     url = f"http://127.0.0.1:{port}/"
-    try:
+    with running(proc):
         wait_for_page(url, proc)
         driver.get(url)
         until(driver, "return document.querySelector('.card.down')")
         down = [c for c in cards(driver).values() if "worker went down" in c["doing"]]
         assert len(down) == 1, cards(driver)
         output = proc.communicate(timeout=120)[0]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert "1 passed" in output and "crashed" in output, output
 
 
@@ -310,7 +297,7 @@ def test_each_scenario_member_has_its_own_card(pytester: pytest.Pytester, driver
         env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
     )
     url = f"http://127.0.0.1:{port}/"
-    try:
+    with running(proc):
         wait_for_page(url, proc)
         driver.get(url)
         until(driver, "return document.querySelectorAll('.card img').length == 2", 60)
@@ -327,10 +314,6 @@ def test_each_scenario_member_has_its_own_card(pytester: pytest.Pytester, driver
         time.sleep(1)
         assert all(c["item"].endswith("a_pair.netgent.yaml::pair") for c in cards(driver).values())
         output = proc.communicate(timeout=120)[0]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 0, output
 
 

@@ -13,6 +13,8 @@ from urllib.parse import quote
 
 import pytest
 
+from .helpers import headless_chromium
+
 ROOT = Path(__file__).resolve().parent.parent
 LIKE = "example_suites/wiki/like.netgent.yaml"  # logs in: a secret typed into the page
 SEARCH = "example_suites/wiki/search.netgent.yaml"
@@ -115,36 +117,21 @@ def test_no_trace_by_default_and_a_bad_ini_value_names_the_key(tmp_path: Path) -
 def _the_viewer_shows(path: Path, run: dict[str, Any]) -> None:
     """``netgent show-trace`` of a real failed item, opened in headless Chromium: its
     actions in the timeline, the failure selected, its failed checks in red."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
     from pytest_netgent.studio.viewer import serve
 
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--no-first-run", "--disable-sync"):  # fmt: skip
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    try:
-        with serve(path) as server:
-            driver.get(server.url)
-            count = "return document.querySelectorAll('#events li.event.action').length"
-            actions = sum(e["kind"] == "action" for e in run["events"])
-            WebDriverWait(driver, 10).until(lambda d: d.execute_script(count) == actions)
-            assert driver.execute_script(
-                "return document.querySelector('#events li.selected').classList.contains('failed')"
-            )
-            assert driver.execute_script(
-                "return document.querySelectorAll('#checks tr.failed').length"
-            )
-            states = driver.execute_script(
-                "return document.querySelectorAll('#graph .node').length"
-            )
-            assert states == len(run["states"])
-    finally:
-        driver.quit()
+    with headless_chromium() as driver, serve(path) as server:
+        driver.get(server.url)
+        count = "return document.querySelectorAll('#events li.event.action').length"
+        actions = sum(e["kind"] == "action" for e in run["events"])
+        WebDriverWait(driver, 10).until(lambda d: d.execute_script(count) == actions)
+        assert driver.execute_script(
+            "return document.querySelector('#events li.selected').classList.contains('failed')"
+        )
+        assert driver.execute_script("return document.querySelectorAll('#checks tr.failed').length")
+        states = driver.execute_script("return document.querySelectorAll('#graph .node').length")
+        assert states == len(run["states"])
 
 
 def test_a_snapshot_of_a_page_of_web_components_holds_their_shadow_roots(

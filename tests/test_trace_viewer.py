@@ -27,6 +27,8 @@ from pytest_netgent.studio import viewer
 from pytest_netgent.studio.traces import TraceError, read_trace
 from pytest_netgent.studio.viewer import ViewerServer, main, serve
 
+from .helpers import headless_chromium
+
 # an 8×8 blue JPEG: what a trace's frames/NNNN.jpg hold
 JPEG = base64.b64decode(
     "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4"
@@ -201,21 +203,8 @@ def fetch_status(url: str) -> int:
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
     """Headless Chromium, shared by the module's browser tests."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--no-first-run", "--disable-sync"]:  # fmt: skip
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    chrome = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    chrome.set_window_size(1400, 1000)
-    try:
+    with headless_chromium() as chrome:
         yield chrome
-    finally:
-        chrome.quit()
 
 
 PRELUDE = "const $ = s => document.querySelector(s), $$ = s => [...document.querySelectorAll(s)];"

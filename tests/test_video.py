@@ -13,7 +13,7 @@ import pytest
 
 from pytest_netgent.studio.video import VideoError, write_webm
 
-from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element
+from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element, headless_chromium
 
 SLOW = {
     name: (checks, [{"type": "wait", "params": {"seconds": 1.0}}, *actions])
@@ -52,9 +52,6 @@ def test_every_item_gets_a_video_of_what_its_browser_showed(project: Project) ->
 
 
 def test_the_video_plays_in_chromium(project: Project, tmp_path: Path) -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
     file = project.workflow("search", SEARCH_WORKFLOW)
     project.states(file, "search", SEARCH_STATES)
     project.run_subprocess("--netgent-video=on").assert_outcomes(passed=1)
@@ -62,14 +59,7 @@ def test_the_video_plays_in_chromium(project: Project, tmp_path: Path) -> None:
     data = base64.b64encode(video.read_bytes()).decode()
     page = tmp_path / "play.html"
     page.write_text(f'<video id=v muted src="data:video/webm;base64,{data}"></video>')
-    options = webdriver.ChromeOptions()
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--no-first-run", "--disable-sync"]:  # fmt: skip
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    chrome = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    try:
+    with headless_chromium() as chrome:
         chrome.get(page.as_uri())
         chrome.set_script_timeout(20)
         shown = chrome.execute_async_script(
@@ -80,8 +70,6 @@ def test_the_video_plays_in_chromium(project: Project, tmp_path: Path) -> None:
             v.load();
             """
         )
-    finally:
-        chrome.quit()
     assert shown[0] == 1280 and shown[1] > 600 and shown[2] >= 2, shown
 
 

@@ -220,9 +220,9 @@ class Pictures:
             self.screencast.poke()
 
     def end(self, outcome: str) -> None:
-        """The run ended (``passed`` or ``failed``): a picture of its last page."""
-        if self.screencast is not None and not self._hidden:
-            self.screencast.picture_now()
+        """The run ended (``passed`` or ``failed``): a picture of its last page soon."""
+        if self.screencast is not None:
+            self.screencast.poke()
 
     def _frame(self, jpeg: bytes) -> None:
         with self._lock:  # (not while a run with secrets begins)
@@ -252,6 +252,12 @@ class FrameRecorder(Pictures):
         super().begin(workflow, hidden)
         if self._t0 is None:
             self._t0 = time.monotonic()
+
+    def end(self, outcome: str) -> None:
+        """The run ended: a picture of its last page now (the run waits for it, half a
+        second at most), before anything leaves it."""
+        if self.screencast is not None and not self._hidden:
+            self.screencast.picture_now(timeout=0.5)
 
     def _picture(self, jpeg: bytes) -> None:
         if self._t0 is not None and len(self.frames) < self.MAX_FRAMES:
@@ -296,8 +302,8 @@ class LiveStream(Pictures):
         super().doing(state, said)
 
     def end(self, outcome: str) -> None:
-        """The run ended (``passed`` or ``failed``): its status says so, with a picture
-        of its last page."""
+        """The run ended (``passed`` or ``failed``): its status says so, and a picture
+        of its last page soon."""
         super().end(outcome)
         with self._lock:
             self._now["ended"] = time.time()

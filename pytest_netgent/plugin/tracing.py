@@ -56,26 +56,26 @@ def add_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
     parser.addini("netgent_video", "Video per item: off, on or retain-on-failure.", default="off")
 
 
-def trace_mode(config: pytest.Config) -> str:
-    """``--netgent-trace``, else the ini key; a bad ini value is a usage error."""
-    value = config.getoption("netgent_trace") or str(config.getini("netgent_trace")).strip()
+def _mode(config: pytest.Config, name: str) -> str:
+    """The option ``name``, else its ini key; a bad ini value is a usage error."""
+    value = config.getoption(name) or str(config.getini(name)).strip()
     if value not in ("off", "on", "retain-on-failure"):
         raise pytest.UsageError(
-            f"ini netgent_trace = {value}: expected off, on or retain-on-failure "
-            "(e.g. netgent_trace = retain-on-failure)"
+            f"ini {name} = {value}: expected off, on or retain-on-failure "
+            f"(e.g. {name} = retain-on-failure)"
         )
     return value
+
+
+def trace_mode(config: pytest.Config) -> str:
+    """``--netgent-trace``, else the ini key; a bad ini value is a usage error."""
+    return _mode(config, "netgent_trace")
 
 
 def video_mode(config: pytest.Config) -> str:
     """``--netgent-video``, else the ini key; a bad value, or PyAV missing, is a usage
     error."""
-    value = config.getoption("netgent_video") or str(config.getini("netgent_video")).strip()
-    if value not in ("off", "on", "retain-on-failure"):
-        raise pytest.UsageError(
-            f"ini netgent_video = {value}: expected off, on or retain-on-failure "
-            "(e.g. netgent_video = retain-on-failure)"
-        )
+    value = _mode(config, "netgent_video")
     if value != "off":
         from ..studio.video import missing
 
