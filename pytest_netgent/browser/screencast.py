@@ -27,12 +27,13 @@ import base64
 import contextlib
 import itertools
 import json
-import os
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from ..system import atomic
 
 FPS = 3.0
 """Most pictures a second of one browser, while its run acts."""
@@ -161,10 +162,8 @@ class Screencast:
 
 def _replace(path: Path, data: bytes) -> None:
     """Write ``path`` whole (a reader sees the old file or the new one, never half)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    with contextlib.suppress(OSError):  # a live picture is never worth an item
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+    with contextlib.suppress(OSError), atomic.replacing(path, "wb") as fh:
+        fh.write(data)  # (a live picture is never worth an item: a failure is let go)
 
 
 class Pictures:
@@ -274,8 +273,6 @@ class LiveStream(Pictures):
         self.name = name
         self.item = item
         self._now: dict[str, Any] = {"name": name}
-        self.frames = 0
-        """Pictures written so far."""
 
     def begin(self, workflow: str, hidden: bool) -> None:
         """A run starts: its status, and no picture at all if it types secrets."""
@@ -312,7 +309,6 @@ class LiveStream(Pictures):
 
     def _picture(self, jpeg: bytes) -> None:
         _replace(self.folder / f"{self.name}.jpg", jpeg)
-        self.frames += 1
 
     def _write(self) -> None:
         _replace(self.folder / f"{self.name}.json", json.dumps(self._now).encode("utf-8"))

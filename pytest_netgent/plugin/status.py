@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..system import progress
+from ..system import atomic, progress
 
 if TYPE_CHECKING:
     from ..browser.screencast import LiveStream
@@ -84,10 +84,8 @@ class Feed:
 
 def _replace_json(path: Path, value: dict[str, Any]) -> None:
     """Write ``value`` to ``path`` whole (a reader sees the old file or the new one)."""
-    tmp = path.with_suffix(".tmp")
     with contextlib.suppress(OSError):  # a status line is never worth an item
-        tmp.write_text(json.dumps(value), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.write_text(path, json.dumps(value))
 
 
 def _size(path: str) -> str:

@@ -59,7 +59,7 @@ def run_states(
     ``cached`` names the states that came from the cache. ``values`` fill the
     placeholders (``base_url`` among them); ``secrets`` too, and are redacted from
     everything reported and from what a model is shown. ``trace`` (``--netgent-trace``)
-    watches the run, as do ``watchers`` (a live stream).
+    watches the run, as do ``watchers`` (the live page's and the video's pictures).
     """
     recorder = None
     if record is not None:

@@ -9,10 +9,10 @@ beside Python). The file is written whole or not at all.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from fractions import Fraction
 from pathlib import Path
+
+from ..system import atomic
 
 VIDEO_FILE = "video.webm"
 MAX_WIDTH = 1280
@@ -55,11 +55,13 @@ def write_webm(frames: list[tuple[float, bytes]], path: Path) -> Path:
     if not frames:
         raise VideoError("no picture was taken")
     decoder = av.CodecContext.create("mjpeg", "r")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
     ms = Fraction(1, 1000)
-    written, last_pts = 0, -1
+    last_pts = -1
     try:
-        with av.open(str(tmp), mode="w", format="webm") as container:
+        with (
+            atomic.replacing(path, "wb") as out,
+            av.open(out, mode="w", format="webm") as container,
+        ):
             stream = None
             for seconds, jpeg in frames:
                 try:
@@ -78,16 +80,9 @@ def write_webm(frames: list[tuple[float, bytes]], path: Path) -> Path:
                     frame = picture.reformat(stream.width, stream.height, "yuv420p")
                     frame.pts, frame.time_base, last_pts = pts, ms, pts
                     container.mux(stream.encode(frame))
-                    written += 1
             if stream is None:
                 raise VideoError(f"none of the {len(frames)} pictures could be read")
             container.mux(stream.encode(None))
-        os.replace(tmp, path)
-    except VideoError:
-        raise
     except (av.FFmpegError, OSError, ValueError) as exc:
         raise VideoError(f"the video could not be encoded ({exc})") from exc
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
     return path
