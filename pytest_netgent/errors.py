@@ -171,6 +171,8 @@ class ReplayError(NetgentError):
         self.workflow = workflow
         self.location = location
         self.heal = heal
+        self.pick = ""
+        """The command that opens a step record declined in the studio, if any."""
         super().__init__(reason)
 
     def report(self) -> str:
@@ -197,6 +199,8 @@ class ReplayError(NetgentError):
                         lines.append(f"      [{flag}] {check.description}{err}")
             if ctx.screenshot:
                 lines.append(f"  screenshot: {ctx.screenshot}")
+        if self.pick:
+            lines.append(f"  pick the element by hand: {self.pick}")
         if self.heal and self.cause == "UI drift":
             lines.append(f"  heal with: {self.heal}")
         return "\n".join(lines)

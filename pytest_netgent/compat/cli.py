@@ -13,6 +13,8 @@
                                                 shards (--netgent-shard K/N)
     netgent show-trace TRACE.zip [--port N]     an item's trace (--netgent-trace) in the
                                                 browser
+    netgent studio PICK.json [--port N]         pick by hand the element of an
+                                                instruction --netgent-record declined
     netgent plot FOLDER... [--format svg,png]   throughput and video quality plots of
                                                 captured items (--netgent-capture)
 
@@ -77,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         "Convert prompts to a pytest workflow file with: netgent convert PROMPTS.json\n"
         "Merge the artifacts folders of a run's shards with: netgent merge DIR... -o OUT\n"
         "Open an item's trace (--netgent-trace) with: netgent show-trace TRACE.zip\n"
+        "Pick by hand what --netgent-record declined with: netgent studio PICK.json\n"
         "Plot captured items' throughput and video quality with: netgent plot FOLDER...\n"
         "Exit status: 0 end state reached, 1 not reached, 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -545,6 +548,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ..studio.viewer import main as show_trace
 
             return show_trace(args_list[1:])
+        if args_list[:1] == ["studio"]:
+            from ..studio.picking import main as studio
+
+            return studio(args_list[1:])
         if args_list[:1] == ["plot"]:
             from ..studio.plots import main as plot
 

@@ -28,6 +28,7 @@ from ..synthesis import (
 )
 from ..synthesis.builtin import BuiltinSynthesiser
 from ..synthesis.observation import Observation, observe
+from ..synthesis.picks import Declined
 from ..synthesis.words import varies_with
 from ..workflow import store
 from ..workflow.automaton import Action, Automaton, Check, State, Synthesis
@@ -93,6 +94,10 @@ class Recorder:
         self.made_from: dict[str, Observation] = {}
         """The page each state made in this run was made on, as synthesis saw it."""
         """The URL of the page each state made in this run was made on."""
+        self.seen: Observation | None = None
+        """The page synthesis looked at last."""
+        self.declined: Declined | None = None
+        """The instruction synthesis declined, if it did (the studio's step)."""
         self.context: list[Message] = []
         """What synthesis saw and did, as NetGent messages: the page at each observation
         (:class:`Metadata`, without screenshots), each action taken (:class:`Toolcall`,
@@ -106,7 +111,7 @@ class Recorder:
 
     def _observe(self, engine: Engine) -> Observation:
         self.ctx.deadline = engine.t0 + engine.settings.timeout  # no model call outlives it
-        page = observe(engine.driver, screenshot=self.vision)
+        page = self.seen = observe(engine.driver, screenshot=self.vision)
         meta = page.to_metadata(engine.result.steps)
         self.context.append(meta.model_copy(update={"screenshot": None}))
         return page
@@ -429,6 +434,7 @@ class Recorder:
                 try:
                     resolved, finished = self._resolve(engine, spec, instruction, taken)
                 except Unresolved as exc:
+                    self.declined = Declined(spec.name, number, instruction, exc, self.seen)
                     raise self._failed(
                         f"state {spec.name!r}, instruction {number} ({instruction!r}):", exc
                     ) from None

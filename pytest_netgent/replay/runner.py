@@ -26,12 +26,14 @@ from ..errors import (
     display_path,
 )
 from ..synthesis import Synthesiser
+from ..synthesis.picks import picks_path
 from ..system.redaction import Secret
 from ..workflow import store
 from ..workflow.automaton import Automaton, State
 from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
+from .picking import after_record
 from .recorder import StatesProposed, SynthesisFailed, save
 from .run import PicturesWatcher, RunResult, RunSettings, TimelineEvent
 from .settings import ReplaySettings
@@ -172,6 +174,7 @@ class NetgentBrowser:
             order=[s.name for s in spec.states],
             record=spec if plan.mode else None,
             synthesiser=synthesiser,
+            picks=picks_path(cache_file) if plan.mode else None,
             cached=cached,
             window=window_text(window),
             guard=guard,
@@ -189,6 +192,8 @@ class NetgentBrowser:
             if result.passed and wired.recorder.report.changed:
                 self._verify(wired, spec, previous, values, secrets, guard, window)
             self._keep_record(wired, spec.name, previous, cache_file, plan.mode)
+            root = self.settings.rootdir
+            after_record(wired.recorder, result, self.driver, artifacts, cache_file, heal, root)
         if isinstance(result.error, ReplayError):
             result.error.with_details(
                 workflow=spec.name, location=f"{display_path(loaded.path)}:{loaded.line}", heal=heal

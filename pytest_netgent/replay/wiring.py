@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..synthesis import Context, Synthesiser, build_synthesiser
 from ..system.redaction import Redactor, Secret
 from .engine import Engine
+from .picking import with_picks
 from .recorder import Recorder
 from .run import RunResult, RunSettings, Watcher
 
@@ -51,6 +53,7 @@ def run_states(
     guard: NavigationGuard | None = None,
     trace: Trace | None = None,
     watchers: Sequence[Watcher] = (),
+    picks: Path | None = None,
 ) -> Wired:
     """Run the compiled ``states`` of workflow ``name`` to its end or a failure.
 
@@ -60,6 +63,8 @@ def run_states(
     placeholders (``base_url`` among them); ``secrets`` too, and are redacted from
     everything reported and from what a model is shown. ``trace`` (``--netgent-trace``)
     watches the run, as do ``watchers`` (the live page's and the video's pictures).
+    In record mode, the picks a person made in the studio (the workflow's ``picks``
+    file) answer their instructions first.
     """
     recorder = None
     if record is not None:
@@ -73,9 +78,8 @@ def run_states(
             redact=Redactor(dict(secrets)),
             varying=sorted(record.parametrize),
         )
-        recorder = Recorder(
-            record, synthesiser or build_synthesiser(), ctx, cached or set(), window=window
-        )
+        synth = with_picks(synthesiser or build_synthesiser(), picks)
+        recorder = Recorder(record, synth, ctx, cached or set(), window=window)
     engine = Engine(
         driver, name, states, values, secrets, settings, healer=recorder, order=order, guard=guard
     )

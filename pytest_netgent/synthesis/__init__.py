@@ -22,8 +22,10 @@ from .observation import Observation
 class Unresolved(Exception):
     """A synthesiser could not decide; ``reason`` says what it looked for."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, candidates: list[tuple[float, int]] | None = None) -> None:
         self.reason = reason
+        self.candidates = candidates or []
+        """The elements it weighed, as ``(score, mmid)``, best first (the studio shows them)."""
         super().__init__(reason)
 
 

@@ -83,14 +83,17 @@ def _pick(
     scored: list[tuple[float, ObservedElement]], what: str, page: Observation
 ) -> ObservedElement:
     scored = sorted(scored, key=lambda p: (-p[0], p[1].mmid))
+    weighed = [(round(s, 1), e.mmid) for s, e in scored[:8]]
     if not scored or scored[0][0] < 40:
         near = ", ".join(e.describe() for _, e in scored[:3]) or "no candidates"
-        raise NotOnPage(f"no element on {page.url} matches {what} (closest: {near})")
+        raise NotOnPage(f"no element on {page.url} matches {what} (closest: {near})", weighed)
     best_score, best = scored[0]
     rivals = [e for s, e in scored[1:] if s >= best_score - 8]
     if rivals:
         names = ", ".join(e.describe() for e in [best, *rivals[:3]])
-        raise Unresolved(f"{what} is ambiguous on {page.url}: {names}; name it more precisely")
+        raise Unresolved(
+            f"{what} is ambiguous on {page.url}: {names}; name it more precisely", weighed
+        )
     return best
 
 

@@ -1,0 +1,328 @@
+"""Answers a person gave where synthesis could not decide: the studio's picks.
+
+When record declines an instruction (its target is ambiguous, or nothing on the page
+matches it), the run leaves a *step file* (``pick.json``) in the item's artifacts
+folder: the state, the instruction, why it was declined, every element synthesis saw
+(with its selectors and box), the scored candidates, and a screenshot beside it
+(``pick.png``; none for a run that types secrets). ``netgent studio pick.json`` shows
+it; the element the user picks becomes a :class:`Pick` in the workflow's *picks file*
+(beside its cache file, ``NAME.picks.json``).
+
+The next ``--netgent-record`` run of the workflow answers that instruction with the
+pick (:class:`PickedSynthesiser`, ahead of the builtin rules or a model), acts on the
+live page, replays the states it made to the end, and only then writes the cache, as
+for any synthesised state. The picks file is removed once the cache holds them; a pick
+that does not work is named in the run's failure and the cache is left untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import NetgentError
+from ..system import atomic
+from ..workflow.automaton import Action, Check
+from ..workflow.spec import StateSpec
+from . import Context, NotOnPage, Synthesiser, Unresolved, Usage
+from .observation import Observation, ObservedElement, Selector
+
+STEP_FILE = "pick.json"
+"""The step file a declined instruction leaves in its item's artifacts folder."""
+
+PICTURE = "pick.png"
+"""The page as synthesis saw it, beside the step file."""
+
+VERSION = 1
+"""Version of the step and picks files' formats."""
+
+PickAction = Literal["click", "type", "select", "hover", "scroll_to", "press_key"]
+PICK_ACTIONS: tuple[str, ...] = ("click", "type", "select", "hover", "scroll_to", "press_key")
+"""What a picked element may be used for; ``type``, ``select`` and ``press_key`` take
+a text (the text typed, the option, the key)."""
+
+T = TypeVar("T", bound=BaseModel)
+
+TEXT_ACTIONS = {"type": "text", "select": "text", "press_key": "key"}
+"""Actions that need a text, and the parameter it goes into."""
+
+
+class PickError(NetgentError):
+    """A step or picks file that cannot be used."""
+
+
+class Candidate(BaseModel):
+    """An element synthesis considered for the instruction, with its score."""
+
+    mmid: int
+    score: float
+
+
+class Step(BaseModel):
+    """An instruction record declined, as the studio shows it (``pick.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = VERSION
+    workflow: str
+    state: str
+    number: int
+    """The instruction's place among its state's actions, from 1."""
+    instruction: str
+    reason: str
+    action: str = "click"
+    """What the instruction asks for, as far as its words tell (the studio's default)."""
+    text: str = ""
+    """The text it types, the option it selects or the key it presses, if it says."""
+    url: str = ""
+    viewport: tuple[int, int] = (0, 0)
+    elements: list[ObservedElement] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=list)
+    picture: bool = False
+    """Whether ``pick.png`` was taken (never for a run that types secrets)."""
+    picks: str
+    """The workflow's picks file, where a pick is written."""
+    command: list[str] = Field(default_factory=list)
+    """The pytest arguments that record the item again (run in ``rootdir``)."""
+    rootdir: str = ""
+
+
+@dataclass
+class Declined:
+    """What record could not decide: instruction ``number`` of ``state``, the reason
+    and the page it looked at."""
+
+    state: str
+    number: int
+    instruction: str
+    error: Unresolved
+    page: Observation | None
+
+    def step(
+        self,
+        workflow: str,
+        picks: Path,
+        viewport: tuple[int, int],
+        *,
+        picture: bool,
+        command: list[str],
+        rootdir: Path,
+        redact: Callable[[str], str],
+    ) -> Step:
+        """The step file's content; every text passes through ``redact`` (secrets)."""
+        page = self.page
+        action, text = guess(self.instruction)
+        step = Step(
+            workflow=workflow,
+            state=self.state,
+            number=self.number,
+            instruction=self.instruction,
+            reason=self.error.reason,
+            action=action,
+            text=text,
+            url=page.url if page else "",
+            viewport=viewport,
+            elements=page.elements if page else [],
+            candidates=[Candidate(score=s, mmid=m) for s, m in self.error.candidates],
+            picture=picture,
+            picks=str(picks),
+            command=command,
+            rootdir=str(rootdir),
+        )
+        return Step.model_validate_json(redact(step.model_dump_json()))
+
+
+class Pick(BaseModel):
+    """A person's answer to one instruction: act on this element."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: str
+    instruction: str
+    action: PickAction = "click"
+    text: str = ""
+    selectors: list[Selector] = Field(min_length=1)
+    """The picked element's unique selectors when it was picked, most stable first."""
+    description: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The instruction this pick answers."""
+        return (self.state, " ".join(self.instruction.split()))
+
+
+class Picks(BaseModel):
+    """A workflow's picks file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = VERSION
+    picks: list[Pick] = Field(default_factory=list)
+
+    def get(self, state: str, instruction: str) -> Pick | None:
+        """The pick answering ``instruction`` of ``state``, if any."""
+        key = (state, " ".join(instruction.split()))
+        return next((p for p in self.picks if p.key == key), None)
+
+    def put(self, pick: Pick) -> None:
+        """Add ``pick``, replacing one for the same instruction."""
+        self.picks = [p for p in self.picks if p.key != pick.key] + [pick]
+
+
+def picks_path(cache_file: Path) -> Path:
+    """The picks file of the workflow cached at ``cache_file``."""
+    return cache_file.with_name(f"{cache_file.stem}.picks.json")
+
+
+def read_step(path: Path) -> Step:
+    """The step file at ``path``; :class:`PickError` naming what is wrong."""
+    return _read(path, Step, "a step file (pick.json) that a declined --netgent-record left")
+
+
+def read_picks(path: Path) -> Picks | None:
+    """The picks file at ``path``, ``None`` if there is none."""
+    if not path.exists():
+        return None
+    return _read(path, Picks, "a picks file that netgent studio wrote")
+
+
+def _read(path: Path, model: type[T], what: str) -> T:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PickError(f"{path}: cannot be read ({exc}); expected {what}") from None
+    try:
+        doc = model.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the document"
+        raise PickError(
+            f"{path}: not {what} ({where}: {first['msg']}); record the item again "
+            "(pytest --netgent-record) to get a new one"
+        ) from None
+    if getattr(doc, "version", VERSION) > VERSION:
+        raise PickError(f"{path}: written by a newer pytest-netgent; upgrade to read it")
+    return doc
+
+
+def write_picks(path: Path, picks: Picks) -> None:
+    """Replace the picks file at ``path`` (removed when it holds none)."""
+    if not picks.picks:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(path, picks.model_dump_json(indent=2) + "\n")
+
+
+def guess(instruction: str) -> tuple[str, str]:
+    """The action ``instruction``'s words ask for and its text, e.g. ``("type", "QUIC")``
+    for "Type 'QUIC' into the search box"; ``("click", "")`` when they do not say."""
+    text = instruction.strip()
+    quoted = re.search(r"'([^']*)'|\"([^\"]*)\"", text)
+    value = next((g for g in quoted.groups() if g is not None), "") if quoted else ""
+    low = text.lower()
+    if re.match(r"(type|enter|input|fill in|write)\b", low):
+        return "type", value
+    if re.match(r"(select|choose|pick)\b.+\b(from|in)\b", low):
+        return "select", value
+    if re.match(r"(hover|mouse)\b", low):
+        return "hover", ""
+    if re.match(r"scroll to\b", low):
+        return "scroll_to", ""
+    if m := re.match(r"press(?: the)? (\w+)(?: key)?\b", low):
+        return "press_key", m[1].capitalize() if m[1] != "enter" else "Enter"
+    return "click", ""
+
+
+class PickedSynthesiser:
+    """``inner``, except for the instructions a person answered in ``picks``: those act
+    on the picked element, found on the live page by its selectors."""
+
+    def __init__(self, inner: Synthesiser, picks: Picks) -> None:
+        self.inner = inner
+        self.picks = picks
+        self.name = inner.name
+        self.vision = bool(getattr(inner, "vision", False))
+        self.used: list[Pick] = []
+
+    @property
+    def usage(self) -> Usage:
+        """The inner synthesiser's counts (a pick counts as a step the rules resolved)."""
+        return self.inner.usage
+
+    def select_state(
+        self, ctx: Context, page: Observation, candidates: list[StateSpec]
+    ) -> StateSpec:
+        """The inner synthesiser's choice."""
+        return self.inner.select_state(ctx, page, candidates)
+
+    def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+        """The inner synthesiser's checks."""
+        return self.inner.define_triggers(ctx, page, state)
+
+    def resolve_instruction(
+        self,
+        ctx: Context,
+        page: Observation,
+        state: StateSpec,
+        instruction: str,
+        done: list[Action],
+    ) -> tuple[list[Action], bool]:
+        """The picked action for a picked instruction (once), else the inner answer."""
+        pick = self.picks.get(state.name, instruction)
+        if pick is None or done:
+            return self.inner.resolve_instruction(ctx, page, state, instruction, done)
+        found = _on_page(pick, page)
+        if found is None:
+            raise NotOnPage(
+                f"the element picked in the studio ({pick.description or 'no description'}; "
+                f"{pick.selectors[0].selector}) is not on {page.url}: pick again with "
+                "netgent studio on the new pick.json"
+            )
+        params: dict[str, object] = {"by": found.by, "selector": found.selector}
+        if pick.action in TEXT_ACTIONS:
+            params[TEXT_ACTIONS[pick.action]] = pick.text
+        self.inner.usage.builtin_steps += 1
+        if pick not in self.used:
+            self.used.append(pick)
+        return [Action(type=pick.action, params=params)], True
+
+
+def _on_page(pick: Pick, page: Observation) -> Selector | None:
+    """The selector of ``pick``'s element as the page has it now: one of its selectors
+    that an element observed now has (that one is unique on the page)."""
+    wanted = {(s.by, s.selector) for s in pick.selectors}
+    for el in page.elements:
+        for sel in el.selectors:
+            if (sel.by, sel.selector) in wanted:
+                return sel
+    return None
+
+
+def element_pick(step: Step, mmid: int, action: str, text: str) -> Pick:
+    """The pick of element ``mmid`` of ``step`` for ``action`` (with ``text``);
+    :class:`PickError` when it cannot be one."""
+    el: ObservedElement | None = next((e for e in step.elements if e.mmid == mmid), None)
+    if el is None:
+        raise PickError(f"element {mmid} is not one of the step's elements")
+    if not el.selectors:
+        raise PickError(f"{el.describe()} has no unique selector: pick another element")
+    if action not in PICK_ACTIONS:
+        raise PickError(f"{action!r} is not an action a pick may take ({', '.join(PICK_ACTIONS)})")
+    if action in TEXT_ACTIONS and not text:
+        raise PickError(f"{action} needs a text ({TEXT_ACTIONS[action]})")
+    return Pick.model_validate(
+        {
+            "state": step.state,
+            "instruction": step.instruction,
+            "action": action,
+            "text": text if action in TEXT_ACTIONS else "",
+            "selectors": [s.model_dump() for s in el.selectors],
+            "description": el.describe(),
+        }
+    )

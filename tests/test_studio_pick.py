@@ -1,0 +1,226 @@
+"""``netgent studio``: a person answers what record declined, by pointing at the page.
+
+A record of the wiki's login declines "Click 'Log in'" (a link and a button both say
+it): the run leaves pick.json and pick.png in the item's artifacts folder and names the
+command that opens them. Headless Chromium opens the studio and sees what a user would:
+the page with its elements boxed and the candidates highlighted; clicking the button's
+box and "Use this element" records the item with it, replays it, and writes the cache,
+which plain pytest then replays. A pick that does not work leaves the cache untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.error import HTTPError
+
+import pytest
+
+from pytest_netgent.compat.cli import main as netgent
+from pytest_netgent.studio.picking import serve
+from pytest_netgent.synthesis.picks import PickError, Step, guess, picks_path, read_step
+
+from .helpers import Project, headless_chromium
+
+pytestmark = pytest.mark.xdist_group("studio")
+
+LOGIN = """
+name: login
+start_url: "{base_url}/wiki/login"
+states:
+  - name: Form
+    triggers: ["The page says 'Username'"]
+    actions:
+      - Type 'researcher' into the Username field
+      - Type 'netgent-pass' into the Password field
+      - Click 'Log in'
+  - name: Welcome
+    triggers: ["The page says 'Welcome, researcher'"]
+    end: Logged in
+"""
+
+
+def declined(project: Project) -> tuple[Path, Path]:
+    """Record the login, which declines its third instruction: the step file and the
+    cache file (not written)."""
+    project.workflow("login", LOGIN)
+    result = project.run("--netgent-record")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*'Log in' is ambiguous*", "*pick the element by hand: "
+                                 "netgent studio *pick.json"])  # fmt: skip
+    (step_file,) = project.path.rglob("pick.json")
+    cache = project.path / "__netgent__" / "login" / "login.json"
+    assert not cache.exists()
+    return step_file, cache
+
+
+def wait_for(chrome: Any, script: str, seconds: float = 240.0) -> Any:
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        value = chrome.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"not seen in {seconds}s: {script}")
+
+
+def test_a_declined_instruction_leaves_its_step(project: Project) -> None:
+    step_file, _cache = declined(project)
+    step = read_step(step_file)
+    assert (step.state, step.number, step.instruction) == ("Form", 3, "Click 'Log in'")
+    assert (step.action, step.text) == ("click", "")
+    assert step.picture and (step_file.parent / "pick.png").read_bytes()[:4] == b"\x89PNG"
+    named = {c.mmid: step.elements[[e.mmid for e in step.elements].index(c.mmid)]
+             for c in step.candidates}  # fmt: skip
+    tags = sorted(e.tag for e in named.values())
+    assert "a" in tags and "button" in tags  # the link and the button, both scored
+    assert all(e.box is not None for e in named.values())
+    assert step.command[0] == "--netgent-record=missing" and "login" in step.command[1]
+    assert step.viewport[0] > 0
+
+
+def test_pick_in_the_studio_writes_a_state_that_replays(project: Project) -> None:
+    step_file, cache = declined(project)
+    with serve(step_file) as studio, headless_chromium() as chrome:
+        chrome.get(studio.url)
+        wait_for(chrome, "return document.querySelectorAll('#page .box').length > 3")
+        boxes = chrome.execute_script(
+            "return [...document.querySelectorAll('#page .box.candidate')].map(b => b.title)"
+        )
+        assert len(boxes) >= 2 and any("<button>" in t for t in boxes), boxes
+        assert chrome.execute_script("return document.getElementById('shot').naturalWidth") > 0
+        assert "Click 'Log in'" in chrome.find_element("id", "instruction").text
+        chrome.execute_script(
+            "[...document.querySelectorAll('#page .box.candidate')]"
+            ".find(b => b.title.includes('<button>')).click()"
+        )
+        assert "<button>" in chrome.find_element("id", "chosen").text
+        chrome.find_element("id", "use").click()
+        message = wait_for(
+            chrome,
+            "const r = document.getElementById('result');"
+            "return /ok|failed/.test(r.className) && r.textContent",
+        )
+        assert chrome.find_element("id", "result").get_attribute("class") == "ok", message
+    doc = json.loads(cache.read_text())
+    form = next(s for s in doc["states"] if s["name"] == "Form")
+    assert form["actions"][-1] == {
+        "type": "click", "params": {"by": "css selector", "selector": "#login-button"}
+    }  # fmt: skip
+    assert not picks_path(cache).exists()  # the cache holds the pick now
+    assert not step_file.exists()  # the step is answered
+    project.run().assert_outcomes(passed=1)  # plain replay, no synthesis
+
+
+def test_a_pick_that_does_not_work_writes_nothing(project: Project) -> None:
+    step_file, cache = declined(project)
+    step = read_step(step_file)
+    # the chosen element is gone by the time the item records again
+    heading = next(e for e in step.elements if e.tag == "button")
+    heading.selectors = [s.model_copy(update={"selector": "#gone"}) for s in heading.selectors]
+    step_file.write_text(step.model_dump_json())
+    with serve(step_file, timeout=300) as studio:
+        answer = post(studio.url + "pick", {"mmid": heading.mmid, "action": "click"})
+    assert answer["ok"] is False
+    assert "not kept" in answer["message"] and "is not on" in answer["message"]
+    assert not cache.exists() and not picks_path(cache).exists()
+
+
+def post(url: str, body: dict[str, Any], **headers: str) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json", **headers}
+    )
+    with urllib.request.urlopen(request, timeout=600) as response:
+        return dict(json.loads(response.read()))
+
+
+def test_bad_picks_and_foreign_requests(project: Project, tmp_path: Path) -> None:
+    step_file, cache = declined(project)
+    with serve(step_file) as studio:
+        assert post(studio.url + "pick", {"mmid": 99999})["message"] == (
+            "element 99999 is not one of the step's elements"
+        )
+        button = next(e for e in studio.step.elements if e.tag == "button")
+        typed = post(studio.url + "pick", {"mmid": button.mmid, "action": "type"})
+        assert typed["message"] == "type needs a text (text)"
+        assert post(studio.url + "pick", {"nothing": 1})["message"].startswith("not a pick")
+        with pytest.raises(HTTPError) as foreign:
+            post(studio.url + "pick", {"mmid": button.mmid}, Origin="http://evil.example")
+        assert foreign.value.code == 403
+        rebinding = urllib.request.Request(studio.url + "step.json", headers={"Host": "x.test"})
+        with pytest.raises(HTTPError) as host:
+            urllib.request.urlopen(rebinding, timeout=10)
+        assert host.value.code == 403
+        with pytest.raises(PickError, match=r"port \d+ is in use: give another with --port N"):
+            serve(step_file, port=studio.port)
+    assert not cache.exists() and not picks_path(cache).exists()
+    cut = tmp_path / "pick.json"
+    cut.write_text(step_file.read_text()[:200])
+    with pytest.raises(PickError, match=r"pick.json: not a step file .*record the item again"):
+        read_step(cut)
+    assert netgent(["studio", str(cut)]) == 2
+    assert netgent(["studio", str(tmp_path / "none.json")]) == 2
+
+
+def test_secret_runs_leave_no_picture_and_no_value(project: Project, monkeypatch: Any) -> None:
+    monkeypatch.setenv("NETGENT_STUDIO_PASS", "netgent-pass")
+    project.workflow(
+        "login",
+        LOGIN.replace("'netgent-pass'", "'{password}'").replace(
+            "states:", "secrets: {password: NETGENT_STUDIO_PASS}\nstates:"
+        ),
+    )
+    project.run("--netgent-record").assert_outcomes(failed=1)
+    (step_file,) = project.path.rglob("pick.json")
+    assert "netgent-pass" not in step_file.read_text()
+    assert not read_step(step_file).picture
+    assert not (step_file.parent / "pick.png").exists()
+    shutil.rmtree(step_file.parent)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        ("Type 'QUIC' into the search box", ("type", "QUIC")),
+        ('Select "Deutsch" from the Language menu', ("select", "Deutsch")),
+        ("Hover over the cite link", ("hover", "")),
+        ("Press Enter", ("press_key", "Enter")),
+        ("Scroll to the footer", ("scroll_to", "")),
+        ("Open the first result", ("click", "")),
+    ],
+)
+def test_the_studio_guesses_the_action(instruction: str, expected: tuple[str, str]) -> None:
+    assert guess(instruction) == expected
+
+
+def test_step_files_from_a_newer_release_are_refused(tmp_path: Path) -> None:
+    newer = Step(workflow="w", state="s", number=1, instruction="i", reason="r", picks="p")
+    path = tmp_path / "pick.json"
+    path.write_text(newer.model_dump_json().replace('"version":1', '"version":9'))
+    with pytest.raises(PickError, match="newer pytest-netgent"):
+        read_step(path)
+
+
+def test_the_step_file_shows_no_secret_the_page_showed(tmp_path: Path) -> None:
+    from pytest_netgent.synthesis import Unresolved
+    from pytest_netgent.synthesis.observation import Observation, ObservedElement, Selector
+    from pytest_netgent.synthesis.picks import Declined
+    from pytest_netgent.system.redaction import Redactor
+
+    shown = ObservedElement(
+        mmid=1, tag="a", text="Signed in as s3cret-user",
+        selectors=[Selector(by="css selector", selector="a[title='s3cret-user']")],
+    )  # fmt: skip
+    page = Observation(url="http://127.0.0.1/?u=s3cret-user", title="t", elements=[shown])
+    error = Unresolved("'s3cret-user' is ambiguous", [(90.0, 1)])
+    step = Declined("S", 1, "Click the account", error, page).step(
+        "w", tmp_path / "w.picks.json", (800, 600), picture=False, command=[],
+        rootdir=tmp_path, redact=Redactor({"user": "s3cret-user"}),
+    )  # fmt: skip
+    text = step.model_dump_json()
+    assert "s3cret" not in text and "{user}" in text
+    assert step.candidates[0].mmid == 1 and step.elements[0].text == "Signed in as {user}"
