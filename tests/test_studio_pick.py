@@ -224,3 +224,48 @@ def test_the_step_file_shows_no_secret_the_page_showed(tmp_path: Path) -> None:
     text = step.model_dump_json()
     assert "s3cret" not in text and "{user}" in text
     assert step.candidates[0].mmid == 1 and step.elements[0].text == "Signed in as {user}"
+
+
+UNSEEN = """
+name: featured
+start_url: "{base_url}/wiki/"
+state_timeout: 2
+states:
+  - name: Home
+    triggers: [The URL is the wiki home page, "'Featured' is shown"]
+    actions: [Click the 'QUIC' link]
+  - name: Article
+    triggers: ["The page says 'Read the QUIC specification'"]
+    end: Article opened
+"""
+
+
+def test_a_page_no_state_recognised_is_named_by_a_picked_element(project: Project) -> None:
+    project.workflow("featured", UNSEEN)
+    project.run("--netgent-record").assert_outcomes(failed=1)
+    (step_file,) = project.path.rglob("pick.json")
+    step = read_step(step_file)
+    assert (step.kind, step.states) == ("triggers", ["Home", "Article"])
+    cache = project.path / "__netgent__" / "featured" / "featured.json"
+    with serve(step_file) as studio, headless_chromium() as chrome:
+        chrome.get(studio.url)
+        wait_for(chrome, "return document.querySelectorAll('#page .box').length > 3")
+        assert "No state was recognised" in chrome.find_element("id", "asked").text
+        assert chrome.find_element("id", "doing").is_displayed() is False
+        chrome.execute_script("document.getElementById('which').value = 'Article'")
+        chrome.execute_script(
+            "[...document.querySelectorAll('#page .box')]"
+            ".find(b => b.title.includes('Printable version')).click()"
+        )
+        chrome.find_element("id", "use").click()
+        message = wait_for(
+            chrome,
+            "const r = document.getElementById('result');"
+            "return /ok|failed/.test(r.className) && r.textContent",
+        )
+        assert chrome.find_element("id", "result").get_attribute("class") == "ok", message
+    article = next(s for s in json.loads(cache.read_text())["states"] if s["name"] == "Article")
+    assert {"type": "element", "params": {"by": "css selector", "selector": "#print-link"}} in (
+        article["checks"]
+    )
+    project.run().assert_outcomes(passed=1)

@@ -165,8 +165,8 @@ class Recorder:
         judge = BuiltinSynthesiser()
 
         def guessed(spec: StateSpec) -> bool:
-            if not spec.end:
-                return False
+            if not spec.end or getattr(self.synth, "vouched", "") == spec.name:
+                return False  # not an end, or a person said which state this page is
             verdict = judge.verdict(self.ctx, page, spec)
             first = not self.ctx.history and any(not c.end for c in candidates)
             return verdict == "no" or (first and verdict != "yes")
@@ -507,6 +507,9 @@ class Recorder:
             taken.append(action)
 
     def _failed(self, what: str, exc: Unresolved) -> SynthesisFailed:
+        if self.declined is None:  # no state recognised: the studio asks which it is
+            names = [s.name for s in self.workflow.states]
+            self.declined = Declined("", 0, "", exc, self.seen, names)
         return SynthesisFailed(
             f"{what} the {self.synth.name} synthesiser could not decide: {exc.reason}"
         )

@@ -157,7 +157,11 @@ def try_pick(server: _Server, body: bytes) -> dict[str, Any]:
     try:
         asked = json.loads(body)
         pick = element_pick(
-            step, int(asked["mmid"]), str(asked.get("action", "")), str(asked.get("text", ""))
+            step,
+            int(asked["mmid"]),
+            str(asked.get("action", "")),
+            str(asked.get("text", "")),
+            str(asked.get("state", "")),
         )
         picks_file = Path(step.picks)
         picks = read_picks(picks_file) or Picks()
@@ -176,7 +180,11 @@ def try_pick(server: _Server, body: bytes) -> dict[str, Any]:
             f"{step.workflow!r} is written with it",
         }
     after = _next_step(server)
-    if after is not None and (after.state, after.number) != (step.state, step.number):
+    if after is not None and (after.kind, after.state, after.number) != (
+        step.kind,
+        step.state,
+        step.number,
+    ):
         # the pick worked and record went on to decline another instruction: it stays
         # in the picks file for the next try, and the page shows the new step
         return {

@@ -1,25 +1,28 @@
 """Answers a person gave where synthesis could not decide: the studio's picks.
 
 When record declines an instruction (its target is ambiguous, or nothing on the page
-matches it), the run leaves a *step file* (``pick.json``) in the item's artifacts
-folder: the state, the instruction, why it was declined, every element synthesis saw
-(with its selectors and box), the scored candidates, and a screenshot beside it
-(``pick.png``; none for a run that types secrets). ``netgent studio pick.json`` shows
-it; the element the user picks becomes a :class:`Pick` in the workflow's *picks file*
-(beside its cache file, ``NAME.picks.json``).
+matches it), or recognises the page as no state, the run leaves a *step file*
+(``pick.json``) in the item's artifacts folder: the state and the instruction (or the
+states the page may be), why it was declined, every element synthesis saw (with its
+selectors and box), the scored candidates, and a screenshot beside it (``pick.png``;
+none for a run that types secrets). ``netgent studio pick.json`` shows it; the element
+the user picks becomes a :class:`Pick` in the workflow's *picks file* (beside its cache
+file, ``NAME.picks.json``).
 
 The next ``--netgent-record`` run of the workflow answers that instruction with the
-pick (:class:`PickedSynthesiser`, ahead of the builtin rules or a model), acts on the
-live page, replays the states it made to the end, and only then writes the cache, as
-for any synthesised state. The picks file is removed once the cache holds them; a pick
-that does not work is named in the run's failure and the cache is left untouched.
+pick (:class:`PickedSynthesiser`, ahead of the builtin rules or a model); a state picked
+by one of its elements is taken where that element shows, with the element as its
+trigger. It acts on the live page, replays the states it made to the end, and only then
+writes the cache, as for any synthesised state. The picks file is removed once the
+cache holds them; a pick that does not work is named in the run's failure and the cache
+is left untouched.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -63,18 +66,25 @@ class Candidate(BaseModel):
     score: float
 
 
+StepKind = Literal["action", "triggers"]
+
+
 class Step(BaseModel):
-    """An instruction record declined, as the studio shows it (``pick.json``)."""
+    """What record declined, as the studio shows it (``pick.json``): an instruction
+    (``action``), or the page, recognised as no state (``triggers``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     version: int = VERSION
+    kind: StepKind = "action"
     workflow: str
     state: str
     number: int
-    """The instruction's place among its state's actions, from 1."""
+    """The instruction's place among its state's actions, from 1 (0: triggers)."""
     instruction: str
     reason: str
+    states: list[str] = Field(default_factory=list)
+    """For ``triggers``: the states the page may be (the user says which)."""
     action: str = "click"
     """What the instruction asks for, as far as its words tell (the studio's default)."""
     text: str = ""
@@ -102,6 +112,8 @@ class Declined:
     instruction: str
     error: Unresolved
     page: Observation | None
+    states: list[str] = field(default_factory=list)
+    """When no state was recognised (``state`` is ""): the states it may be."""
 
     def step(
         self,
@@ -116,8 +128,10 @@ class Declined:
     ) -> Step:
         """The step file's content; every text passes through ``redact`` (secrets)."""
         page = self.page
-        action, text = guess(self.instruction)
+        action, text = guess(self.instruction) if self.state else ("click", "")
         step = Step(
+            kind="action" if self.state else "triggers",
+            states=self.states,
             workflow=workflow,
             state=self.state,
             number=self.number,
@@ -138,10 +152,12 @@ class Declined:
 
 
 class Pick(BaseModel):
-    """A person's answer to one instruction: act on this element."""
+    """A person's answer to one instruction (act on this element), or to a page no
+    state recognised (it is ``state``, shown by this element)."""
 
     model_config = ConfigDict(extra="forbid")
 
+    kind: StepKind = "action"
     state: str
     instruction: str
     action: PickAction = "click"
@@ -151,9 +167,9 @@ class Pick(BaseModel):
     description: str = ""
 
     @property
-    def key(self) -> tuple[str, str]:
-        """The instruction this pick answers."""
-        return (self.state, " ".join(self.instruction.split()))
+    def key(self) -> tuple[str, str, str]:
+        """What this pick answers."""
+        return (self.kind, self.state, " ".join(self.instruction.split()))
 
 
 class Picks(BaseModel):
@@ -166,8 +182,12 @@ class Picks(BaseModel):
 
     def get(self, state: str, instruction: str) -> Pick | None:
         """The pick answering ``instruction`` of ``state``, if any."""
-        key = (state, " ".join(instruction.split()))
+        key = ("action", state, " ".join(instruction.split()))
         return next((p for p in self.picks if p.key == key), None)
+
+    def states(self) -> list[Pick]:
+        """The picks that say which state a page is."""
+        return [p for p in self.picks if p.kind == "triggers"]
 
     def put(self, pick: Pick) -> None:
         """Add ``pick``, replacing one for the same instruction."""
@@ -249,6 +269,10 @@ class PickedSynthesiser:
         self.name = inner.name
         self.vision = bool(getattr(inner, "vision", False))
         self.used: list[Pick] = []
+        self.vouched = ""
+        """The state the last :meth:`select_state` took on a person's word (it is not a
+        guess: an end state so chosen ends the run though its triggers' words do not
+        hold)."""
 
     @property
     def usage(self) -> Usage:
@@ -258,12 +282,28 @@ class PickedSynthesiser:
     def select_state(
         self, ctx: Context, page: Observation, candidates: list[StateSpec]
     ) -> StateSpec:
-        """The inner synthesiser's choice."""
+        """A candidate picked by an element this page shows, else the inner choice."""
+        self.vouched = ""
+        for pick in self.picks.states():
+            spec = next((c for c in candidates if c.name == pick.state), None)
+            if spec is not None and _on_page(pick, page) is not None:
+                self.vouched = spec.name
+                return spec
         return self.inner.select_state(ctx, page, candidates)
 
     def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
-        """The inner synthesiser's checks."""
+        """The picked element, shown, for a state picked by it; else the inner checks."""
+        for pick in self.picks.states():
+            found = _on_page(pick, page) if pick.state == state.name else None
+            if found is not None:
+                self._used(pick)
+                return [Check(type="element", params={"by": found.by, "selector": found.selector})]
         return self.inner.define_triggers(ctx, page, state)
+
+    def _used(self, pick: Pick) -> None:
+        self.inner.usage.builtin_steps += 1
+        if pick not in self.used:
+            self.used.append(pick)
 
     def resolve_instruction(
         self,
@@ -287,9 +327,7 @@ class PickedSynthesiser:
         params: dict[str, object] = {"by": found.by, "selector": found.selector}
         if pick.action in TEXT_ACTIONS:
             params[TEXT_ACTIONS[pick.action]] = pick.text
-        self.inner.usage.builtin_steps += 1
-        if pick not in self.used:
-            self.used.append(pick)
+        self._used(pick)
         return [Action(type=pick.action, params=params)], True
 
 
@@ -304,14 +342,25 @@ def _on_page(pick: Pick, page: Observation) -> Selector | None:
     return None
 
 
-def element_pick(step: Step, mmid: int, action: str, text: str) -> Pick:
-    """The pick of element ``mmid`` of ``step`` for ``action`` (with ``text``);
-    :class:`PickError` when it cannot be one."""
+def element_pick(step: Step, mmid: int, action: str, text: str, state: str = "") -> Pick:
+    """The pick of element ``mmid`` of ``step`` for ``action`` (with ``text``), or for
+    a ``triggers`` step, as what shows ``state``; :class:`PickError` when it cannot be
+    one."""
     el: ObservedElement | None = next((e for e in step.elements if e.mmid == mmid), None)
     if el is None:
         raise PickError(f"element {mmid} is not one of the step's elements")
     if not el.selectors:
         raise PickError(f"{el.describe()} has no unique selector: pick another element")
+    if step.kind == "triggers":
+        if state not in step.states:
+            raise PickError(f"say which state the page is (one of: {', '.join(step.states)})")
+        return Pick(
+            kind="triggers",
+            state=state,
+            instruction="",
+            selectors=el.selectors,
+            description=el.describe(),
+        )
     if action not in PICK_ACTIONS:
         raise PickError(f"{action!r} is not an action a pick may take ({', '.join(PICK_ACTIONS)})")
     if action in TEXT_ACTIONS and not text:
