@@ -140,3 +140,28 @@ def test_a_web_worker_script_has_its_status_in_the_har(tmp_path: Path) -> None:
         if entry["response"]["status"] == 200:  # a 304 carries no content type
             assert "javascript" in entry["response"]["content"]["mimeType"]
     assert all(e["response"]["status"] for e in entries if "_error" not in e["response"])
+
+
+def test_a_real_app_in_a_cross_site_frame_is_on_the_video(tmp_path: Path) -> None:
+    """The corpus's Panel dashboard, embedded from another host name in a MkDocs site
+    (an out-of-process frame): what the search shows inside the frame is on the video."""
+    import av
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus/embed", "-k", "embedded-search", "-q",
+         "-p", "no:randomly", "-p", "no:cacheprovider", "--netgent-video=on",
+         f"--netgent-artifacts={tmp_path}"],
+        cwd=root, capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    (video,) = tmp_path.glob("*/video.webm")
+    with av.open(str(video)) as container:
+        frames = [f.to_ndarray(format="gray") for f in container.decode(video=0)]
+    height, width = frames[0].shape
+    # inside the frame (its borders left out): the dashboard's form and its results are
+    # drawn there by another site's process; a video without them shows it blank
+    inside = (slice(height * 35 // 100, height), slice(width * 25 // 100, width * 74 // 100))
+    ink = [float((frame[inside] < 160).mean()) for frame in frames]
+    assert len(frames) >= 2 and ink[-1] > 0.005, ink
