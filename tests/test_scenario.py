@@ -570,3 +570,46 @@ def test_a_member_whose_stop_cuts_its_page_load_short_is_stopped(
         "before reaching its end state" in output
     ), output
     assert "UI drift" not in output and "--netgent-record" not in output, output
+
+
+TWO_BROWSERS = """
+name: two-browsers
+scenario:
+  - name: searcher
+    workflow: wiki/search.netgent.yaml::wiki-search
+    vars: {query: WebRTC}
+  - name: reader
+    workflow: wiki/browse.netgent.yaml::read-featured
+"""
+
+
+def test_each_browser_member_gets_its_video_and_trace(project: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    import av
+
+    from pytest_netgent.studio.traces import read_trace
+
+    scenario(project, "two", TWO_BROWSERS)
+    kept = run(project, "two.netgent.yaml", "--netgent-video=retain-on-failure")
+    assert kept.returncode == 0, kept.stdout[-3000:]
+    assert not list(project.rglob("video.webm"))  # all passed: none kept
+    answer = run(
+        project, "two.netgent.yaml", "--netgent-video=on", "--netgent-trace=on",
+        "--junitxml=junit.xml",
+    )  # fmt: skip
+    assert answer.returncode == 0, answer.stdout[-3000:]
+    videos = {p.parent.name: p for p in project.rglob("video.webm")}
+    assert set(videos) == {"searcher", "reader"}
+    for path in videos.values():
+        with av.open(str(path)) as container:
+            assert sum(1 for _ in container.decode(video=0)) >= 2, path
+    junit = ET.parse(project / "junit.xml").getroot()
+    named = {p.get("value") for p in junit.iter("property") if p.get("name") == "netgent_video"}
+    assert named == {str(p) for p in videos.values()}
+    traces = {p.parent.name: read_trace(p) for p in project.rglob("trace.zip")}
+    assert set(traces) == {"searcher", "reader"}
+    for name, trace in traces.items():
+        document = trace.document
+        assert document["item"].endswith(f"::{name}") and document["outcome"] == "passed"
+        assert document["runs"] and document["runs"][0]["events"], name

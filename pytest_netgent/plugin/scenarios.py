@@ -186,6 +186,7 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         with _Run(self, settings, values, base_url) as run:
             outcomes = run.members()
         self.outcomes = list(outcomes.values())
+        self._member_files(settings)
         for o in self.outcomes:
             self.add_report_section("call", f"member {o.name}", _summary(o))
         # junit: the states each browser member went through, as an item's
@@ -199,6 +200,41 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         if any(not o.passed for o in self.outcomes):
             location = f"{display_path(self.loaded.path)}:{self.loaded.line}"
             raise ScenarioFailed(self.name, location, self.outcomes)
+
+    def _member_files(self, settings: Settings) -> None:
+        """Each browser member's video and trace in its folder (``--netgent-video``,
+        ``--netgent-trace``: ``on``, or ``retain-on-failure`` when a member did not pass:
+        the cause may be another member's), a report property each."""
+        if not settings.artifacts:
+            return
+        failed = not all(o.passed for o in self.outcomes)
+        folder = self.artifacts_dir(settings.artifacts)
+        for outcome in self.outcomes:
+            frames, outcome.frames = outcome.frames, []
+            if frames and (settings.video == "on" or failed):
+                self._member_video(outcome.name, frames, folder / outcome.name)
+            trace, outcome.trace = outcome.trace, None
+            if trace is not None and trace.runs and (settings.trace == "on" or failed):
+                from ..capture import FILES
+                from .tracing import TRACE_FILE, TRACE_PROPERTY
+
+                path = folder / outcome.name / TRACE_FILE
+                node = f"{self.nodeid}::{outcome.name}"
+                trace.write(path, node, outcome.status, path.parent / FILES["har"])
+                self.user_properties.append((TRACE_PROPERTY, str(path)))
+
+    def _member_video(self, name: str, frames: list[tuple[float, bytes]], folder: Path) -> None:
+        from ..studio.video import VIDEO_FILE, VideoError, write_webm
+        from .tracing import VIDEO_PROPERTY
+
+        path = folder / VIDEO_FILE
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_webm(frames, path)
+        except VideoError as exc:  # the scenario's outcome stays its own
+            self.add_report_section("call", f"member {name} video", f"no video: {exc}")
+            return
+        self.user_properties.append((VIDEO_PROPERTY, str(path)))
 
 
 def make_test() -> Any:

@@ -9,7 +9,6 @@ the scenario's ``duration`` ends what still runs. Nothing outlives :meth:`Member
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 import shlex
@@ -32,6 +31,7 @@ from .spec import LoadedScenario, ResolvedMember
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool
     from ..replay.settings import ReplaySettings
+    from ..replay.trace import Trace
     from ..system.redaction import Secret
 
 TAIL_BYTES = 2000
@@ -60,6 +60,10 @@ class Outcome:
     """A command's runs, one timeline each (its start and how it ended)."""
     started: float = 0.0
     ended: float = 0.0
+    frames: list[tuple[float, bytes]] = field(default_factory=list)
+    """A browser member's pictures (seconds, JPEG) for its video (``--netgent-video``)."""
+    trace: Trace | None = None
+    """A browser member's trace (``--netgent-trace``), written with the scenario's."""
 
     @property
     def status(self) -> str:
@@ -171,9 +175,7 @@ class Members:
             self._stopped(outcome)
             return
         outcome.started = time.time()
-        # (a member's pictures are on the live page; its video is not made yet)
-        settings = dataclasses.replace(self.settings, video="off")
-        browser = NetgentBrowser(self.pools[member.name], settings, self.base_url)
+        browser = NetgentBrowser(self.pools[member.name], self.settings, self.base_url)
         workflow = member.loaded.workflow
         params = member_params(member, self.values)
         end = self._end_of(member)
@@ -194,6 +196,10 @@ class Members:
             cancel=self.cancel,
         )
         self.secrets.update(browser.secrets)
+        if browser.video is not None:
+            browser.stop_video()
+            outcome.frames = browser.video.frames
+        outcome.trace = browser.trace
         outcome.result = result
         outcome.ended = time.time()
         outcome.passed = result.passed and result.error is None
