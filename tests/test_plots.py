@@ -23,7 +23,7 @@ from pytest_netgent.compat.cli import main as netgent
 from pytest_netgent.studio.plots import PlotError, draw, parse_formats, qoe, throughput
 
 from .helpers import QUIET, Project
-from .test_trace_viewer import BROWSER, document, js, shown, wait, wiki_run, write_trace
+from .test_trace_viewer import BROWSER, document, js, scrub, shown, wait, wiki_run, write_trace
 from .test_trace_viewer import driver as driver  # the module's headless Chromium
 
 T0 = 1_790_000_000.0
@@ -252,3 +252,38 @@ def test_the_viewer_shows_the_plots_beside_the_trace(driver: Any, item: Path) ->
         assert status == 200 and headers["Content-Type"] == "image/svg+xml"
         assert headers["Content-Security-Policy"] == "sandbox" and body.startswith(b"<?xml")
         assert fetch_status(server.url + "plots/item.json") == 404
+
+
+@BROWSER
+def test_the_plots_mark_the_moment_the_scrubber_selects(driver: Any, item: Path) -> None:
+    draw(item, ["svg"])
+    axes = json.loads((item / "throughput.axes.json").read_text())
+    assert axes["start"] == pytest.approx(T0) and len(axes["axes"]) == 1
+    count = 1 + len(json.loads((item / "qoe.axes.json").read_text())["axes"])
+    run = {**wiki_run(), "started": iso(T0)}  # the run began with the first packet
+    trace = write_trace(item / "trace.zip", document(run))
+    with shown(driver, trace):
+        wait(driver, "$$('.plot-now').length === arguments[0]", count)  # one per axes
+        places = []
+        for index in (2, 9):  # Home's first look (0.5 s), then the Results page (1.21 s)
+            scrub(driver, index)
+            wait(driver, "!$$('.plot-now')[0].hidden")
+            line = js(
+                driver,
+                "(() => { const l = $$('.plot-now')[0].getBoundingClientRect();"
+                "const p = $$('.plot-frame img')[0].getBoundingClientRect();"
+                "return [(l.left - p.left) / p.width, $('#time').textContent]; })()",
+            )
+            places.append(line)
+        (first, shown_first), (second, _) = places
+        box = axes["axes"][0]
+        low, high = box["xlim"]
+        seconds = float(shown_first.split(" s")[0])
+        expected = box["left"] + (seconds - low) / (high - low) * (box["right"] - box["left"])
+        assert first == pytest.approx(expected, abs=0.01)
+        assert second > first + 0.05  # later in the run, further right
+    early = write_trace(item / "trace.zip", document(wiki_run()))  # run years before: off
+    with shown(driver, early):
+        wait(driver, "$$('.plot-now').length === arguments[0]", count)
+        scrub(driver, 2)
+        assert js(driver, "$$('.plot-now').every(l => l.hidden)")

@@ -294,7 +294,7 @@ def _mark(axes: Iterable[Any], marks: Marks) -> None:
         )
 
 
-def _save(figure: Any, folder: Path, name: str, formats: Iterable[str]) -> list[Path]:
+def _save(figure: Any, folder: Path, name: str, formats: Iterable[str], start: float) -> list[Path]:
     written = []
     for kind in formats:
         path = folder / f"{name}.{kind}"
@@ -303,11 +303,38 @@ def _save(figure: Any, folder: Path, name: str, formats: Iterable[str]) -> list[
         with atomic.replacing(path, "wb") as out:
             figure.savefig(out, format=kind, dpi=100, metadata=metadata)
         written.append(path)
+        if kind == "svg":
+            atomic.write_text(axes_file(path), json.dumps(_axes(figure, start)))
     return written
 
 
+def axes_file(svg: Path) -> Path:
+    """Where the trace viewer finds where ``svg``'s time axes are (``NAME.axes.json``)."""
+    return svg.with_name(f"{svg.stem}.axes.json")
+
+
+def _axes(figure: Any, start: float) -> dict[str, Any]:
+    """Where each axes of ``figure`` (as laid out by the last save) sits, as fractions of
+    the picture from its top left, with its time range: x = 0 is ``start`` (epoch
+    seconds). The trace viewer draws the selected moment over the plot from it."""
+    boxes = []
+    for ax in figure.axes:
+        box = ax.get_position()
+        low, high = ax.get_xlim()
+        boxes.append(
+            {
+                "left": round(box.x0, 5),
+                "right": round(box.x1, 5),
+                "top": round(1 - box.y1, 5),
+                "bottom": round(1 - box.y0, 5),
+                "xlim": [round(float(low), 4), round(float(high), 4)],
+            }
+        )
+    return {"start": start, "axes": boxes}
+
+
 def _draw_throughput(
-    folder: Path, lines: list[Line], marks: Marks, formats: Iterable[str], title: str
+    folder: Path, lines: list[Line], marks: Marks, formats: Iterable[str], title: str, start: float
 ) -> list[Path]:
     """``throughput.<format>`` in ``folder``: one line per flow or member."""
     figure, (ax,) = _figure(1)
@@ -319,11 +346,16 @@ def _draw_throughput(
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper right")
     _mark([ax], marks)
-    return _save(figure, folder, "throughput", formats)
+    return _save(figure, folder, "throughput", formats, start)
 
 
 def _draw_qoe(
-    folder: Path, lines: dict[str, Line], marks: Marks, formats: Iterable[str], title: str
+    folder: Path,
+    lines: dict[str, Line],
+    marks: Marks,
+    formats: Iterable[str],
+    title: str,
+    start: float,
 ) -> list[Path]:
     """``qoe.<format>`` in ``folder``: buffer ahead, resolution and stalls per video;
     bitrate, resolution and frame rate per WebRTC stream."""
@@ -346,7 +378,7 @@ def _draw_qoe(
     axes[0].set_title(title, fontsize=10)
     axes[-1].set_xlabel("seconds since the start")
     _mark(axes, marks)
-    return _save(figure, folder, "qoe", formats)
+    return _save(figure, folder, "qoe", formats, start)
 
 
 # ---------------------------------------------------------------------------- a folder
@@ -387,11 +419,11 @@ def draw(folder: Path, formats: Iterable[str] = FORMATS) -> list[Path]:
     pcap, flows = folder / FILES["pcap"], folder / "flows.csv"
     scenario = flows.is_file()
     start: float | None = None
-    plans: list[tuple[str, Any, Marks]] = []
+    plans: list[tuple[str, Any, Marks, float]] = []
     if pcap.is_file():
         start, lines = throughput(pcap, flows if scenario else None)
         if lines:
-            plans.append(("throughput", lines, _marks_of(folder, start, scenario)))
+            plans.append(("throughput", lines, _marks_of(folder, start, scenario), start))
     places = [(m, f"{m.name}: ") for m in _members(folder)] if scenario else []
     places.append((folder, ""))
     videos: dict[str, Line] = {}
@@ -401,14 +433,14 @@ def draw(folder: Path, formats: Iterable[str] = FORMATS) -> list[Path]:
                 start, found = qoe(samples, start, prefix, webrtc=kind == "webrtc")
                 videos.update(found)
     if videos:
-        plans.append(("qoe", videos, _marks_of(folder, start or 0.0, scenario)))
+        plans.append(("qoe", videos, _marks_of(folder, start or 0.0, scenario), start or 0.0))
     written: list[Path] = []
     if not plans:
         return written
     with _drawing():
-        for name, lines, marks in plans:
+        for name, lines, marks, origin in plans:
             drawer = _draw_throughput if name == "throughput" else _draw_qoe
-            written += drawer(folder, lines, marks, formats, title)
+            written += drawer(folder, lines, marks, formats, title, origin)
     return written
 
 

@@ -11,9 +11,10 @@ thread. It serves three things:
     a screenshot or DOM snapshot of the trace. Snapshots are pages the browser saw, with
     their scripts: they are served with ``Content-Security-Policy: sandbox`` (and shown
     in a sandboxed frame), so none of their scripts ever runs.
-``/plots.json``, ``/plots/<name>.svg``
+``/plots.json``, ``/plots/<name>.svg``, ``/plot-axes/<name>.svg``
     the item's plots (``--netgent-plots`` or ``netgent plot``) found beside the trace:
-    their names, and each SVG (served in a sandbox too).
+    their names, each SVG (served in a sandbox too), and where its time axes are (the
+    viewer marks the selected moment on them).
 
 Anything else is a 404. The viewer page itself may load nothing but these: its own
 ``Content-Security-Policy`` keeps it offline.
@@ -35,7 +36,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from urllib.parse import unquote, urlsplit
 
-from .plots import plots_beside
+from .plots import axes_file, plots_beside
 from .serving import Handler, QuietServer
 from .traces import TraceError, TraceFile, read_trace
 
@@ -109,6 +110,13 @@ class _Handler(Handler):
         elif path == "/plots.json":
             names = json.dumps(list(self.server.plots))
             self.send_body(names.encode(), "application/json", headers, head)
+        elif path.startswith("/plot-axes/") and (plot := path[11:]) in self.server.plots:
+            try:
+                body = axes_file(self.server.plots[plot]).read_bytes()
+            except OSError:
+                self.send_error(HTTPStatus.NOT_FOUND, "no axes beside this plot")
+                return
+            self.send_body(body, "application/json", headers, head)
         elif path.startswith("/plots/") and (plot := path[len("/plots/") :]) in self.server.plots:
             try:
                 body = self.server.plots[plot].read_bytes()
