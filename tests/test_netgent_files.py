@@ -458,7 +458,7 @@ def test_stats_out_path_outside_the_output_folder_is_refused(
             {"type": "scroll", "params": {"pixel": 300, "direction": "down"}},
             "state 'Results': action 1 (scroll): scroll action: unknown parameter 'pixel'; "
             "did you mean 'pixels'? (scroll takes direction, amount, times, pixels, by, "
-            "selector, index, x, y)",
+            "selector, index, alternatives, x, y)",
         ),
         (
             {"type": "start_stats_logging", "params": {"path": "a.jsonl"}},

@@ -24,7 +24,7 @@ from pytest_netgent.compat.cli import main as netgent
 from pytest_netgent.studio.picking import serve
 from pytest_netgent.synthesis.picks import PickError, Step, guess, picks_path, read_step
 
-from .helpers import Project, headless_chromium
+from .helpers import Project, css, headless_chromium, url_is
 
 pytestmark = pytest.mark.xdist_group("studio")
 
@@ -108,9 +108,12 @@ def test_pick_in_the_studio_writes_a_state_that_replays(project: Project) -> Non
         assert chrome.find_element("id", "result").get_attribute("class") == "ok", message
     doc = json.loads(cache.read_text())
     form = next(s for s in doc["states"] if s["name"] == "Form")
-    assert form["actions"][-1] == {
-        "type": "click", "params": {"by": "css selector", "selector": "#login-button"}
-    }  # fmt: skip
+    click = form["actions"][-1]
+    assert (click["type"], click["params"]["selector"]) == ("click", "#login-button")
+    # the element's other locators, stored for healing
+    assert {"by": "css selector", "selector": "#login-form button"} in (
+        click["params"]["alternatives"]
+    )
     assert not picks_path(cache).exists()  # the cache holds the pick now
     assert not step_file.exists()  # the step is answered
     project.run().assert_outcomes(passed=1)  # plain replay, no synthesis
@@ -269,3 +272,68 @@ def test_a_page_no_state_recognised_is_named_by_a_picked_element(project: Projec
         article["checks"]
     )
     project.run().assert_outcomes(passed=1)
+
+
+SUBMIT = 'form[action="/wiki/login"] button'
+"""The login form's button on both variants of the wiki."""
+
+
+def test_a_drifted_action_heals_from_its_alternatives_without_synthesis(
+    project: Project, changed_url: str
+) -> None:
+    """The changed wiki renames every id of its login form; its fields' names and the
+    form's action stay: the alternatives stored with the actions heal the state, nothing
+    is synthesised, and the healed cache replays on the changed site."""
+    file = project.workflow(
+        "login",
+        LOGIN.replace("Click 'Log in'", "Click the submit button").replace(
+            "The page says 'Welcome, researcher'", "The page says 'researcher'"
+        ),
+    )
+
+    def alt(selector: str, *others: str) -> dict[str, Any]:
+        return {**css(selector), "alternatives": [css(o) for o in others]}
+
+    cache = project.states(
+        file,
+        "login",
+        {
+            "Form": (
+                [url_is("/wiki/login", "contains")],
+                [
+                    {"type": "type", "params": {**alt("#username", 'input[name="username"]'),
+                                                "text": "researcher"}},
+                    {"type": "type", "params": {**alt("#password", 'input[name="password"]'),
+                                                "text": "netgent-pass"}},
+                    {"type": "click", "params": alt("#login-button", SUBMIT)},
+                ],
+            ),
+            "Welcome": ([{"type": "text", "params": {"text": "researcher"}}], []),
+        },
+    )  # fmt: skip
+    project.run().assert_outcomes(passed=1)
+    project.run(base_url=changed_url).assert_outcomes(failed=1)  # drift, as replay says
+    healed = project.run("--netgent-record", base_url=changed_url)
+    healed.assert_outcomes(passed=1)
+    healed.stdout.fnmatch_lines(
+        ["*healed 'Form'*", "0 states synthesised, 1 healed, 1 files written; steps resolved: "
+         "0 by builtin, 0 by the LLM*"]
+    )  # fmt: skip
+    form = json.loads(cache.read_text())["states"][0]
+    assert [a["params"]["selector"] for a in form["actions"]] == [
+        'input[name="username"]', 'input[name="password"]', SUBMIT
+    ]  # fmt: skip
+    assert form["actions"][0]["params"]["alternatives"] == [css("#username")]
+    project.run(base_url=changed_url).assert_outcomes(passed=1)
+
+
+def test_alternatives_are_other_locators_or_the_action_is_refused() -> None:
+    from pytest_netgent.workflow.automaton import Action
+
+    good = Action(type="click", params={**css("#a"), "alternatives": [css("a.b")]})
+    assert good.describe() == "click css selector='#a'"  # replay's own locator alone
+    with pytest.raises(ValueError, match=r"each of 'alternatives' is \{by, selector\}"):
+        Action(type="click", params={**css("#a"), "alternatives": ["a.b"]})
+    with pytest.raises(ValueError, match=r"each of 'alternatives' is \{by, selector\}"):
+        Action(type="type", params={**css("#a"), "text": "x", "alternatives": [
+            {"by": "css", "selector": "a"}]})  # fmt: skip

@@ -34,6 +34,7 @@ from ..workflow import store
 from ..workflow.automaton import Action, Automaton, Check, State, Synthesis
 from ..workflow.messages import ExecutedState, Message, Toolcall
 from ..workflow.spec import StateSpec, Workflow
+from .alternatives import from_alternatives
 from .engine import Engine
 
 if TYPE_CHECKING:
@@ -406,6 +407,8 @@ class Recorder:
         spec = self.workflow.state(old.name)
         if spec is None:
             raise error
+        if (healed := from_alternatives(engine, index, self.report.healed)) is not None:
+            return healed  # its element's other locators, stored with it, still hold
         # Its checks matched, so only the actions are resynthesised, on this page.
         state = old.model_copy(update={"actions": [], "prompt_hash": spec.prompt_hash()})
         engine.event("failure", state=old.name, detail=f"healing: {error}")

@@ -325,6 +325,9 @@ class PickedSynthesiser:
                 "netgent studio on the new pick.json"
             )
         params: dict[str, object] = {"by": found.by, "selector": found.selector}
+        others = [{"by": s.by, "selector": s.selector} for s in pick.selectors if s != found]
+        if others:  # the element's other locators: a heal tries them before synthesis
+            params["alternatives"] = others
         if pick.action in TEXT_ACTIONS:
             params[TEXT_ACTIONS[pick.action]] = pick.text
         self._used(pick)

@@ -31,7 +31,7 @@ BY_VALUES = (
     "partial link text",
 )
 
-_TARGET = ("by", "selector", "index")
+_TARGET = ("by", "selector", "index", "alternatives")
 _POINT = ("x", "y")
 
 CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -91,7 +91,7 @@ ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "scroll_to": ((), (*_TARGET, *_POINT)),
     "hover": ((), (*_TARGET, *_POINT, "percentage")),
     "move": ((), (*_TARGET, *_POINT, "percentage")),
-    "select": (("by", "selector"), ("text", "value", "index")),
+    "select": (("by", "selector"), ("text", "value", "index", "alternatives")),
     "wait": (("seconds",), ()),
     "switch_tab": ((), ("index", "url", "title", "name")),
     "go_back": ((), ()),
@@ -189,6 +189,15 @@ def _validate(kind: str, type_: str, params: dict[str, Any], table: Any) -> None
     by = params.get("by")
     if by is not None and by not in BY_VALUES:
         raise ValueError(f"{type_} {kind}: unknown 'by' {by!r}; use one of {', '.join(BY_VALUES)}")
+    others = params.get("alternatives", [])
+    for other in others if isinstance(others, list) else [others]:
+        if not (isinstance(other, dict) and set(other) == {"by", "selector"}) or (
+            other["by"] not in BY_VALUES or not isinstance(other["selector"], str)
+        ):
+            raise ValueError(
+                f"{type_} {kind}: each of 'alternatives' is {{by, selector}} (other "
+                f"locators of the same element, tried when healing), got {other!r}"
+            )
 
 
 SELECTOR_CHAIN = (
@@ -271,7 +280,8 @@ class Action(BaseModel):
             target = ""
         if "index" in p and self.type != "select":
             target += f"[{p['index']}]"
-        skip = ("by", "selector", "x", "y") + (("index",) if self.type != "select" else ())
+        skip: tuple[str, ...] = ("by", "selector", "x", "y", "alternatives")
+        skip += ("index",) if self.type != "select" else ()
         rest = {k: v for k, v in p.items() if k not in skip}
         args = " " + " ".join(f"{k}={v!r}" for k, v in rest.items()) if rest else ""
         return f"{self.type}{target}{args}"
