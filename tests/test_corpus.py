@@ -10,6 +10,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 APPS = sorted(p.name for p in (ROOT / "corpus").iterdir() if (p / "conftest.py").is_file())
 
@@ -165,3 +167,69 @@ def test_a_real_app_in_a_cross_site_frame_is_on_the_video(tmp_path: Path) -> Non
     inside = (slice(height * 35 // 100, height), slice(width * 25 // 100, width * 74 // 100))
     ink = [float((frame[inside] < 160).mean()) for frame in frames]
     assert len(frames) >= 2 and ink[-1] > 0.005, ink
+
+
+PANEL_PICK = """
+name: city-pick
+start_url: "{base_url}/app"
+vars: {part: Ber}
+states:
+  - name: Dashboard
+    triggers: ["The page says 'Type a city and press Search.'"]
+    actions:
+      - Type {part} into the City field
+      - Press the blue button
+  - name: Results
+    triggers: ["The page says '2 results for {part}'"]
+    end: Cities found
+"""
+
+
+def test_a_pick_inside_web_components_records_and_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Panel dashboard's button sits in shadow roots: record declines "the blue
+    button", the studio's pick of it is stored with its chain, and the item replays."""
+    import urllib.request
+
+    from pytest_netgent.studio.picking import serve
+    from pytest_netgent.synthesis.picks import picks_path, read_step
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.setenv("PYTHONPATH", str(root))  # the studio's recording run imports corpus
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\nfrom corpus import serve\n\n\n"
+        "@pytest.fixture(scope='session')\ndef base_url():\n"
+        "    with serve('panel') as url:\n        yield url\n"
+    )
+    (tmp_path / "city.netgent.yaml").write_text(PANEL_PICK.lstrip())
+    pytest_args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p",
+                   "no:cacheprovider"]  # fmt: skip
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*pytest_args, *args], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+            check=False,
+        )  # fmt: skip
+
+    declined = run("--netgent-record")
+    assert declined.returncode == 1 and "netgent studio" in declined.stdout, declined.stdout
+    (step_file,) = tmp_path.rglob("pick.json")
+    step = read_step(step_file)
+    assert step.instruction == "Press the blue button"
+    (button,) = [e for e in step.elements if e.tag == "button" and e.name == "Search"]
+    assert button.within  # in the components' shadow roots
+    with serve(step_file) as studio:
+        pick = json.dumps({"mmid": button.mmid}).encode()  # the action: the step's guess
+        request = urllib.request.Request(
+            studio.url + "pick", pick, {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=600) as response:
+            answer = json.loads(response.read())
+    assert answer["ok"], answer["message"]
+    cache = tmp_path / "__netgent__" / "city" / "city-pick.json"
+    click = json.loads(cache.read_text())["states"][0]["actions"][-1]
+    assert click["type"] == "click" and " >> " in click["params"]["selector"]
+    assert not picks_path(cache).exists()
+    replay = run()
+    assert replay.returncode == 0, replay.stdout[-3000:]

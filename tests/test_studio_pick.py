@@ -133,6 +133,20 @@ def test_a_pick_that_does_not_work_writes_nothing(project: Project) -> None:
     assert not cache.exists() and not picks_path(cache).exists()
 
 
+def test_a_picked_action_the_page_refuses_is_tried_once(project: Project) -> None:
+    step_file, cache = declined(project)
+    button = next(e for e in read_step(step_file).elements if e.tag == "button")
+    with serve(step_file, timeout=300) as studio:
+        answer = post(
+            studio.url + "pick", {"mmid": button.mmid, "action": "press_key", "text": "Blue"}
+        )
+    assert answer["ok"] is False
+    message = answer["message"]
+    assert "the action picked in the studio failed" in message and "unknown key 'Blue'" in message
+    assert message.count("press_key css selector='#login-button' key='Blue'\n") <= 2
+    assert not cache.exists() and not picks_path(cache).exists()
+
+
 def post(url: str, body: dict[str, Any], **headers: str) -> dict[str, Any]:
     request = urllib.request.Request(
         url, json.dumps(body).encode(), {"Content-Type": "application/json", **headers}
@@ -192,6 +206,8 @@ def test_secret_runs_leave_no_picture_and_no_value(project: Project, monkeypatch
         ('Select "Deutsch" from the Language menu', ("select", "Deutsch")),
         ("Hover over the cite link", ("hover", "")),
         ("Press Enter", ("press_key", "Enter")),
+        ("Press the blue button", ("click", "")),
+        ("Press page down in the editor", ("press_key", "PageDown")),
         ("Scroll to the footer", ("scroll_to", "")),
         ("Open the first result", ("click", "")),
     ],

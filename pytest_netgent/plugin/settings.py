@@ -26,7 +26,6 @@ class Settings(ReplaySettings):
     replay, and the browser's, the captures' and the network's."""
 
     browser: BrowserOptions = field(default_factory=BrowserOptions)
-    base_url: str = ""
     profile: Path | None = None
     """``--netgent-user-data-dir``: the browser profile each worker copies."""
     capture: CaptureSettings = field(default_factory=CaptureSettings)

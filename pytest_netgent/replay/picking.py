@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
     from .run import RunResult
+    from .settings import ReplaySettings
 
 
 def with_picks(synthesiser: Synthesiser, path: Path | None) -> Synthesiser:
@@ -46,13 +47,14 @@ def after_record(
     artifacts: Path | None,
     cache_file: Path,
     heal: str,
-    rootdir: Path,
+    settings: ReplaySettings,
 ) -> None:
     """After a recording run: the picks it used leave the picks file once the cache
     holds them; an instruction it declined leaves its step file and picture in
     ``artifacts`` (none for a run that types secrets: its page is never pictured), with
-    the command that records the item again (``heal``, run in ``rootdir``), and its
-    failure names the command that opens the step in the studio."""
+    the command that records the item again (``heal``, run in the project's root, with
+    the base URL given as an option: a ``base_url`` fixture starts its own server), and
+    its failure names the command that opens the step in the studio."""
     _picks_kept(recorder, cache_file)
     if artifacts is None:
         return
@@ -68,15 +70,15 @@ def after_record(
         with atomic.replacing(picture, "wb") as out:
             out.write(png)
     command = shlex.split(heal)[1:]  # "pytest" is run as this Python's module
-    if recorder.ctx.base_url:
-        command.append(f"--netgent-base-url={recorder.ctx.base_url}")
+    if settings.base_url:
+        command.append(f"--netgent-base-url={settings.base_url}")
     step = recorder.declined.step(
         recorder.workflow.name,
         picks_path(cache_file),
         viewport,
         picture=bool(png),
         command=command,
-        rootdir=rootdir,
+        rootdir=settings.rootdir,
         redact=recorder.ctx.redact,
     )
     atomic.write_text(path, step.model_dump_json(indent=1) + "\n")

@@ -192,8 +192,8 @@ class NetgentBrowser:
             if result.passed and wired.recorder.report.changed:
                 self._verify(wired, spec, previous, values, secrets, guard, window)
             self._keep_record(wired, spec.name, previous, cache_file, plan.mode)
-            root = self.settings.rootdir
-            after_record(wired.recorder, result, self.driver, artifacts, cache_file, heal, root)
+            settings = self.settings
+            after_record(wired.recorder, result, self.driver, artifacts, cache_file, heal, settings)
         if isinstance(result.error, ReplayError):
             result.error.with_details(
                 workflow=spec.name, location=f"{display_path(loaded.path)}:{loaded.line}", heal=heal

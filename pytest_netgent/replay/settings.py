@@ -25,6 +25,9 @@ class ReplaySettings:
     video: str = "off"
     """``--netgent-video``: ``off``, ``on`` or ``retain-on-failure``: the pictures of each
     item's runs kept for a video."""
+    base_url: str = ""
+    """``--netgent-base-url`` or ini ``netgent_base_url`` ("" when a ``base_url`` fixture
+    gives it, or nothing does)."""
     window: tuple[int, int] | None = None
     """``--netgent-window-size``: the window every run uses, over what a workflow's
     ``window:`` or its cache file says."""

@@ -159,8 +159,8 @@ def try_pick(server: _Server, body: bytes) -> dict[str, Any]:
         pick = element_pick(
             step,
             int(asked["mmid"]),
-            str(asked.get("action", "")),
-            str(asked.get("text", "")),
+            str(asked.get("action") or step.action),
+            str(asked.get("text") or step.text),
             str(asked.get("state", "")),
         )
         picks_file = Path(step.picks)

@@ -34,6 +34,7 @@ from ..workflow.automaton import Action, Check
 from ..workflow.spec import StateSpec
 from . import Context, NotOnPage, Synthesiser, Unresolved, Usage
 from .observation import Observation, ObservedElement, Selector
+from .words import KEY_NAMES, key_name
 
 STEP_FILE = "pick.json"
 """The step file a declined instruction leaves in its item's artifacts folder."""
@@ -254,8 +255,8 @@ def guess(instruction: str) -> tuple[str, str]:
         return "hover", ""
     if re.match(r"scroll to\b", low):
         return "scroll_to", ""
-    if m := re.match(r"press(?: the)? (\w+)(?: key)?\b", low):
-        return "press_key", m[1].capitalize() if m[1] != "enter" else "Enter"
+    if m := re.fullmatch(rf"press(?: the)? ({KEY_NAMES})(?: keys?)?(?: in .+)?", low):
+        return "press_key", key_name(m[1])
     return "click", ""
 
 
@@ -317,6 +318,8 @@ class PickedSynthesiser:
         pick = self.picks.get(state.name, instruction)
         if pick is None or done:
             return self.inner.resolve_instruction(ctx, page, state, instruction, done)
+        if ctx.failed:  # the page refused the picked action: not tried again and again
+            raise Unresolved(f"the action picked in the studio failed: {ctx.failed[-1]}")
         found = _on_page(pick, page)
         if found is None:
             raise NotOnPage(
