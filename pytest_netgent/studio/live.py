@@ -24,7 +24,6 @@ import contextlib
 import errno
 import json
 import re
-import threading
 import time
 from functools import cache
 from http import HTTPStatus
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .serving import Handler, QuietServer
+from .serving import Handler, QuietServer, Serving
 
 PAGE = "live.html"
 """The live page, a data file of this package."""
@@ -124,13 +123,13 @@ class _Handler(Handler):
             self.send_error(HTTPStatus.NOT_FOUND, "not part of the live page")
 
 
-class LiveServer:
+class LiveServer(Serving):
     """The live page of one session's ``folder``, served until :meth:`close`."""
 
     def __init__(self, folder: Path, port: int) -> None:
         (folder / "live").mkdir(exist_ok=True)
         try:
-            self._server = _Server(("127.0.0.1", port), folder)
+            server = _Server(("127.0.0.1", port), folder)
         except OSError as exc:
             why = {
                 errno.EADDRINUSE: "is in use",
@@ -140,17 +139,4 @@ class LiveServer:
                 f"--netgent-live {port}: port {port} on 127.0.0.1 {why}; give another "
                 "port, or --netgent-live 0 for any free one"
             ) from None
-        self.port: int = self._server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}/"
-        """The page's address."""
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name=f"netgent-live:{self.port}", daemon=True
-        )
-        self._thread.start()
-
-    def close(self) -> None:
-        """Stop serving and free the port (a second call does nothing)."""
-        if self._thread.is_alive():
-            self._server.shutdown()
-            self._thread.join()
-        self._server.server_close()
+        super().__init__(server, "netgent-live", "127.0.0.1")

@@ -36,7 +36,6 @@ from functools import cache
 from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -50,7 +49,7 @@ from ..synthesis.picks import (
     read_step,
     write_picks,
 )
-from .serving import Handler, QuietServer
+from .serving import Handler, QuietServer, Serving
 
 PAGE = "picking.html"
 PAGE_POLICY = (
@@ -231,43 +230,17 @@ def _next_step(server: _Server) -> Step | None:
     return None
 
 
-class StudioServer:
+class StudioServer(Serving):
     """A running studio for one step; :meth:`close` (or leaving a ``with``) stops it."""
 
     def __init__(self, server: _Server) -> None:
-        self._server = server
-        self.port: int = server.server_address[1]
-        self.url = f"http://localhost:{self.port}/"
-        self._thread = threading.Thread(
-            target=server.serve_forever, name=f"netgent-studio:{self.port}", daemon=True
-        )
-        self._thread.start()
-        self._closed = False
+        super().__init__(server, "netgent-studio")
+        self._studio = server
 
     @property
     def step(self) -> Step:
         """The step shown now."""
-        return self._server.step
-
-    def close(self) -> None:
-        """Stop serving and free the port (a second call does nothing)."""
-        if self._closed:
-            return
-        self._closed = True
-        self._server.shutdown()
-        self._thread.join()
-        self._server.server_close()
-
-    def __enter__(self) -> StudioServer:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
+        return self._studio.step
 
 
 def serve(path: Path, port: int = 0, timeout: float = VERIFY_TIMEOUT_S) -> StudioServer:

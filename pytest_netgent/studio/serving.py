@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 
 class QuietServer(ThreadingHTTPServer):
@@ -19,6 +21,42 @@ class QuietServer(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):
             return
         super().handle_error(request, client_address)
+
+
+class Serving:
+    """A server answering in a daemon thread, on ``host``'s name, until :meth:`close`
+    (or the end of a ``with`` block)."""
+
+    def __init__(self, server: QuietServer, name: str, host: str = "localhost") -> None:
+        self._server = server
+        self.port: int = server.server_address[1]
+        self.url = f"http://{host}:{self.port}/"
+        """The address it answers on, ending with ``/``."""
+        self._thread = threading.Thread(
+            target=server.serve_forever, name=f"{name}:{self.port}", daemon=True
+        )
+        self._thread.start()
+        self._closed = False
+
+    def close(self) -> None:
+        """Stop serving and free the port (a second call does nothing)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._server.shutdown()
+        self._thread.join()
+        self._server.server_close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 class Handler(BaseHTTPRequestHandler):

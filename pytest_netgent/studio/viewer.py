@@ -27,17 +27,15 @@ import contextlib
 import errno
 import json
 import sys
-import threading
 import time
 from functools import cache
 from http import HTTPStatus
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from types import TracebackType
 from urllib.parse import unquote, urlsplit
 
 from .plots import axes_file, plots_beside
-from .serving import Handler, QuietServer
+from .serving import Handler, QuietServer, Serving
 from .traces import TraceError, TraceFile, read_trace
 
 PAGE = "viewer.html"
@@ -138,40 +136,12 @@ class _Handler(Handler):
             self.send_error(HTTPStatus.NOT_FOUND, "not part of this trace")
 
 
-class ViewerServer:
+class ViewerServer(Serving):
     """A running viewer of one trace; :meth:`close` (or leaving a ``with``) stops it."""
 
     def __init__(self, server: _Server, host: str) -> None:
-        self._server = server
+        super().__init__(server, "netgent-show-trace", host)
         self.trace = server.trace
-        self.port: int = server.server_address[1]
-        self.url = f"http://{host}:{self.port}/"
-        """The viewer's address, ending with ``/``."""
-        self._thread = threading.Thread(
-            target=server.serve_forever, name=f"netgent-show-trace:{self.port}", daemon=True
-        )
-        self._thread.start()
-        self._closed = False
-
-    def close(self) -> None:
-        """Stop serving and free the port (a second call does nothing)."""
-        if self._closed:
-            return
-        self._closed = True
-        self._server.shutdown()
-        self._thread.join()
-        self._server.server_close()
-
-    def __enter__(self) -> ViewerServer:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def serve(trace: Path, port: int = 0, host: str = "localhost") -> ViewerServer:
