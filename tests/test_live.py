@@ -161,8 +161,13 @@ def test_the_live_page_shows_each_workers_browser_its_item_state_and_a_changing_
         assert {c["state"] for c in seen.values()} == {"Home"}, seen
         first = {name: c["frame"] for name, c in seen.items()}
         # as the search is typed and its results open, each browser's picture changes
-        until(driver, "return [...document.querySelectorAll('.meta')]"
-                      ".every(m => m.dataset.state == 'Article')")  # fmt: skip
+        # the state's event comes first, its end a moment later: both shown in time
+        ended = (
+            "return [...document.querySelectorAll('.card')].every(c => "
+            "c.querySelector('.meta').dataset.state == 'Article' && "
+            "c.querySelector('.doing').textContent.includes(\"ended in state 'Article'\"))"
+        )
+        until(driver, ended)
         later = cards(driver)
         assert all("ended in state 'Article'" in c["doing"] for c in later.values()), later
         changed = f"const first = {json.dumps(first)};" + (
