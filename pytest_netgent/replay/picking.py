@@ -1,7 +1,8 @@
 """A recording run and the studio's picks: what a declined instruction leaves behind
 (the step file), and how picks answer instructions on the next recording run.
 
-See :mod:`pytest_netgent.synthesis.picks` for the files; the runner calls these three.
+See :mod:`pytest_netgent.synthesis.picks` for the files. The wiring gives a recording
+run its picks (:func:`with_picks`); the runner calls :func:`after_record` when it ends.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -46,7 +46,7 @@ VERSION = 1
 """Version of the step and picks files' formats."""
 
 PickAction = Literal["click", "type", "select", "hover", "scroll_to", "press_key"]
-PICK_ACTIONS: tuple[str, ...] = ("click", "type", "select", "hover", "scroll_to", "press_key")
+PICK_ACTIONS: tuple[str, ...] = get_args(PickAction)
 """What a picked element may be used for; ``type``, ``select`` and ``press_key`` take
 a text (the text typed, the option, the key)."""
 
