@@ -59,16 +59,15 @@ def after_record(
     _picks_kept(recorder, cache_file)
     if artifacts is None:
         return
-    picture, path = artifacts / PICTURE, artifacts / STEP_FILE
-    picture.unlink(missing_ok=True)  # an earlier run's step is not this one's
-    path.unlink(missing_ok=True)
+    forget_step(artifacts)  # an earlier run's step is not this one's
+    path = artifacts / STEP_FILE
     error = result.error
     if recorder.declined is None or error is None:
         return
     artifacts.mkdir(parents=True, exist_ok=True)
     viewport, png = _page_picture(driver, hidden=bool(recorder.ctx.secrets))
     if png:
-        with atomic.replacing(picture, "wb") as out:
+        with atomic.replacing(artifacts / PICTURE, "wb") as out:
             out.write(png)
     command = shlex.split(heal)[1:]  # "pytest" is run as this Python's module
     if settings.base_url:
@@ -88,6 +87,14 @@ def after_record(
         error.pick = studio
     else:
         result.error = SynthesisFailed(f"{error}; pick the element by hand: {studio}")
+
+
+def forget_step(artifacts: Path) -> None:
+    """Remove the step file and picture an earlier recording run left in ``artifacts``:
+    the item has passed since (a replay after the cache was mended by hand, or by
+    another run), so the step no longer asks anything."""
+    (artifacts / PICTURE).unlink(missing_ok=True)
+    (artifacts / STEP_FILE).unlink(missing_ok=True)
 
 
 def _picks_kept(recorder: Recorder, cache_file: Path) -> None:

@@ -33,7 +33,7 @@ from ..workflow.automaton import Automaton, State
 from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
-from .picking import after_record
+from .picking import after_record, forget_step
 from .recorder import StatesProposed, SynthesisFailed, save
 from .run import PicturesWatcher, RunResult, RunSettings, TimelineEvent
 from .settings import ReplaySettings
@@ -194,6 +194,8 @@ class NetgentBrowser:
             self._keep_record(wired, spec.name, previous, cache_file, plan.mode)
             settings = self.settings
             after_record(wired.recorder, result, self.driver, artifacts, cache_file, heal, settings)
+        elif artifacts is not None and result.passed and result.error is None:
+            forget_step(artifacts)
         if isinstance(result.error, ReplayError):
             result.error.with_details(
                 workflow=spec.name, location=f"{display_path(loaded.path)}:{loaded.line}", heal=heal
