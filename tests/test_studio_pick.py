@@ -313,8 +313,9 @@ def test_a_drifted_action_heals_from_its_alternatives_without_synthesis(
     project: Project, changed_url: str
 ) -> None:
     """The changed wiki renames every id of its login form; its fields' names and the
-    form's action stay: the alternatives stored with the actions heal the state, nothing
-    is synthesised, and the healed cache replays on the changed site."""
+    form's action stay: the alternatives stored with the actions heal the state (one that
+    names several elements passed over), nothing is synthesised, and the healed cache
+    replays on the changed site."""
     file = project.workflow(
         "login",
         LOGIN.replace("Click 'Log in'", "Click the submit button").replace(
@@ -332,7 +333,9 @@ def test_a_drifted_action_heals_from_its_alternatives_without_synthesis(
             "Form": (
                 [url_is("/wiki/login", "contains")],
                 [
-                    {"type": "type", "params": {**alt("#username", 'input[name="username"]'),
+                    # "form input" names both fields now: passed over for one that names one
+                    {"type": "type", "params": {**alt("#username", "form input",
+                                                      'input[name="username"]'),
                                                 "text": "researcher"}},
                     {"type": "type", "params": {**alt("#password", 'input[name="password"]'),
                                                 "text": "netgent-pass"}},
@@ -354,7 +357,7 @@ def test_a_drifted_action_heals_from_its_alternatives_without_synthesis(
     assert [a["params"]["selector"] for a in form["actions"]] == [
         'input[name="username"]', 'input[name="password"]', SUBMIT
     ]  # fmt: skip
-    assert form["actions"][0]["params"]["alternatives"] == [css("#username")]
+    assert form["actions"][0]["params"]["alternatives"] == [css("#username"), css("form input")]
     project.run(base_url=changed_url).assert_outcomes(passed=1)
 
 

@@ -1,18 +1,22 @@
 """Healing from stored alternatives: a cached action may carry its element's other
 locators (``alternatives``, stored when the element was picked in the studio). When the
-action fails in a recording run, each failing action takes the first alternative the
-page shows and the state's actions run again, with no synthesis; only when that cannot
-be done is the state resynthesised.
+action fails in a recording run, each failing action takes the first alternative that
+names exactly one element of the page (one that now names several could act on the wrong
+one) and the state's actions run again, with no synthesis; only when that cannot be done
+is the state resynthesised.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..browser.chain import Chain, chained
 from ..browser.waits import ActionFailed
 from ..workflow.automaton import Action, Check, State
 
 if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
     from .engine import Engine
 
 
@@ -43,8 +47,9 @@ def from_alternatives(engine: Engine, index: int, healed: list[str]) -> int | No
 
 def _shown(engine: Engine, action: Action) -> Action | None:
     """``action`` as the page lets it run: itself when it has no locator or the page
-    shows its element; else with the first of its alternatives the page shows (the
-    others, the old locator first, stay its alternatives); ``None`` when none is."""
+    shows its element; else with the first of its alternatives that names one element of
+    the page (the others, the old locator first, stay its alternatives); ``None`` when
+    none does."""
     params = action.params
     if "selector" not in params:
         return action
@@ -59,7 +64,24 @@ def _shown(engine: Engine, action: Action) -> Action | None:
     if shown[0]:
         return action
     for locator, ok in zip(locators[1:], shown[1:], strict=True):
-        if ok:
+        if ok and _matches(engine.driver, locator) == 1:
             rest = [loc for loc in locators if loc != locator]
             return action.model_copy(update={"params": {**params, **locator, "alternatives": rest}})
     return None
+
+
+def _matches(driver: WebDriver, locator: dict[str, Any]) -> int:
+    """How many elements ``locator`` names now (through shadow roots and frames)."""
+    from selenium.common.exceptions import WebDriverException
+
+    by, selector = str(locator["by"]), str(locator["selector"])
+    chain = Chain(driver)
+    try:
+        found = (
+            chain.find(by, selector) if chained(selector) else driver.find_elements(by, selector)
+        )
+    except WebDriverException:  # a link of the chain gone since the check: names none
+        return 0
+    finally:
+        chain.leave()
+    return len(found)
