@@ -305,7 +305,13 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
     model_project(project, VAGUE_REPLIES)
     project.run("--netgent-record").assert_outcomes(passed=1)
     cache = project.path / "__netgent__" / "vague" / "vague.json"
-    before = {s["name"]: json.dumps(s) for s in json.loads(cache.read_text())["states"]}
+    recorded = cache.read_text()
+    doc = json.loads(recorded)
+    for state in doc["states"]:  # a cache without the other locators record keeps
+        for action in state["actions"]:
+            action["params"].pop("alternatives", None)
+    cache.write_text(json.dumps(doc))
+    before = {s["name"]: json.dumps(s) for s in doc["states"]}
     # On the changed UI the URLs and the result's link text still match, but the search
     # box lost its id: only that state's actions are resynthesised.
     model_project(
@@ -333,6 +339,19 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
     assert after["Reading"] == before["Reading"] and after["Found"] == before["Found"]
     assert after["Start"] != before["Start"]
     assert '"selector": "input[name=\\"q\\"]"' in after["Start"]
+    project.run(base_url=changed_url).assert_outcomes(passed=1)
+    # with the search box's other locators the record kept, the same drift costs no call
+    cache.write_text(recorded)
+    model_project(project, [])
+    result = project.run("--netgent-record", base_url=changed_url)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "vague.netgent.yaml::vague: healed 'Start' -> *vague.json",
+            "0 states synthesised, 1 healed, 1 files written; steps resolved: 0 by builtin, 0 by "
+            "the LLM; LLM calls: 0, tokens: 0, invalid answers: 0",
+        ]
+    )
     project.run(base_url=changed_url).assert_outcomes(passed=1)
 
 

@@ -229,3 +229,50 @@ def test_a_recording_that_passed_on_a_guess_is_replayed_and_nothing_written(
     assert "reached the end, but replaying them does not" in str(result.error)
     assert "nothing was written" in str(result.error)
     assert not (path.parent / "__netgent__").exists()
+
+
+def test_synthesised_actions_keep_their_elements_other_stable_locators() -> None:
+    from pytest_netgent.synthesis.elements import with_alternatives
+    from pytest_netgent.synthesis.observation import Group, Selector
+
+    def sel(selector: str, stable: bool = True) -> Selector:
+        return Selector(by="css selector", selector=selector, stable=stable)
+
+    box = ObservedElement(
+        mmid=1,
+        tag="input",
+        selectors=[
+            sel("#q"),
+            sel("input.search-box", stable=False),  # classes change with a restyle
+            sel('input[aria-label="Search QUIC"]'),  # this item's topic: not another's
+            sel('input[data-token="hunter22"]'),  # a secret's value
+            sel('input[name="q"]'),
+            sel('input[placeholder="Search"]'),
+            sel('input[title="Search"]'),
+            sel('form#s input[type="search"]'),
+        ],
+    )
+    listed = ObservedElement(mmid=2, tag="a", selectors=[sel("li.result a"), sel("#r1")],
+                             group=Group(selector="li.result a", index=0, size=3))  # fmt: skip
+    page = Observation(url="http://127.0.0.1:9/", title="t", elements=[box, listed])
+    ctx = Context(
+        workflow="w",
+        values={"topic": "QUIC"},
+        varying=["topic"],
+        redact=lambda text: text.replace("hunter22", "{token}"),
+    )
+    typed = with_alternatives(Action(type="type", params={**css("#q"), "text": "x"}), page, ctx)
+    assert typed.params["alternatives"] == [
+        css('input[name="q"]'), css('input[placeholder="Search"]'), css('input[title="Search"]')
+    ]  # fmt: skip
+    assert typed.describe() == "type css selector='#q' text='x'"
+    # by its place in a list, with no element of the page, or an action without a target
+    in_list = Action(type="click", params={**css("li.result a"), "index": 0})
+    gone = Action(type="click", params=css("#gone"))
+    wait = Action(type="wait", params={"seconds": 1})
+    for action in (in_list, gone, wait):
+        assert with_alternatives(action, page, ctx) == action
+
+
+def css(selector: str) -> dict[str, str]:
+    return {"by": "css selector", "selector": selector}

@@ -55,12 +55,23 @@ def test_record_from_nothing_then_replay_without_synthesis(project: Project) -> 
     assert home["actions"] == [
         {
             "type": "type",
-            "params": {"by": "css selector", "selector": "#search-input", "text": "{query}"},
+            "params": {
+                "by": "css selector",
+                "selector": "#search-input",
+                "text": "{query}",
+                # the box's other stable locators, which a heal tries before synthesis
+                "alternatives": [
+                    {"by": "css selector", "selector": 'input[name="q"]'},
+                    {"by": "css selector", "selector": 'input[aria-label="Search NetWiki"]'},
+                    {"by": "css selector", "selector": 'input[placeholder="Search NetWiki"]'},
+                ],
+            },
         },
         {"type": "press_key", "params": {"key": "Enter"}},
     ]
     results = doc["states"][1]
     assert results["actions"][0]["params"]["index"] == 0  # "the first result", not one title
+    assert "alternatives" not in results["actions"][0]["params"]  # found by its place
     before = cache.read_bytes()
     replay = project.run()
     replay.assert_outcomes(passed=1)

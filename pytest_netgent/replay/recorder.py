@@ -27,6 +27,7 @@ from ..synthesis import (
     Unresolved,
 )
 from ..synthesis.builtin import BuiltinSynthesiser
+from ..synthesis.elements import with_alternatives
 from ..synthesis.observation import Observation, observe
 from ..synthesis.picks import Declined
 from ..synthesis.words import varies_with
@@ -506,7 +507,8 @@ class Recorder:
                 self.context.append(call.model_copy(update={"error": str(exc)}))
                 raise
             self.context.append(call)
-            actions.append(action)
+            # the state keeps its element's other locators, for a heal without synthesis
+            actions.append(with_alternatives(action, self.seen, self.ctx) if self.seen else action)
             taken.append(action)
 
     def _failed(self, what: str, exc: Unresolved) -> SynthesisFailed:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 
-from . import NotOnPage, Unresolved
+from ..workflow.automaton import ACTION_PARAMS, Action
+from . import Context, NotOnPage, Unresolved
 from .observation import Heading, Observation, ObservedElement, Selector
-from .words import GENERIC_NOUNS, TEXT_INPUT_TYPES, Target, canon, tokens
+from .words import GENERIC_NOUNS, TEXT_INPUT_TYPES, Target, canon, tokens, varies_with
 
 
 def element_kind(el: ObservedElement) -> str:
@@ -202,6 +203,40 @@ def locator(el: ObservedElement, *, in_list: bool = False) -> dict[str, object]:
     if best is None:
         raise Unresolved(f"no unique selector for {el.describe()}")
     return {"by": best.by, "selector": best.selector}
+
+
+MAX_ALTERNATIVES = 3
+"""How many other locators an action keeps for healing."""
+
+
+def with_alternatives(action: Action, page: Observation, ctx: Context) -> Action:
+    """``action`` with its element's other stable locators as ``alternatives`` (as the
+    page was observed when synthesis chose it), which a heal tries before synthesising:
+    none for an element found by its place in a list, none that carries a parameter's
+    value (it would name this item's element only) or a secret."""
+    params = action.params
+    optional = ACTION_PARAMS.get(action.type, ((), ()))[1]
+    if "alternatives" not in optional or "alternatives" in params or "index" in params:
+        return action
+    if "selector" not in params:
+        return action
+    primary = (params.get("by", "css selector"), params["selector"])
+    el = next(
+        (e for e in page.elements if primary in {(s.by, s.selector) for s in e.selectors}), None
+    )
+    if el is None:
+        return action
+    others = [
+        {"by": s.by, "selector": s.selector}
+        for s in el.selectors
+        if s.stable
+        and (s.by, s.selector) != primary
+        and ctx.redact(s.selector) == s.selector
+        and varies_with({"selector": s.selector}, ctx) is None
+    ][:MAX_ALTERNATIVES]
+    if not others:
+        return action
+    return action.model_copy(update={"params": {**params, "alternatives": others}})
 
 
 def locate(target: Target, page: Observation, want: str = "") -> dict[str, object]:
