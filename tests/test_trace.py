@@ -151,3 +151,32 @@ def test_a_snapshot_of_a_page_of_web_components_holds_their_shadow_roots(
     typed = [s for s in snapshots if 'shadowrootmode="closed"' in s]
     assert typed and all('shadowrootmode="open"' in s for s in typed)
     assert any("Lisbon" in s for s in snapshots)  # the results, rendered in shadow roots
+
+
+def test_a_snapshot_shows_the_frames_of_the_pages_own_site(tmp_path: Path) -> None:
+    """A form three frames deep (each frame of the page's own site): the snapshot writes
+    each frame's page into its ``srcdoc``, so the viewer shows the form where the page
+    had it; the widget framed from another site stays an empty frame."""
+    from pytest_netgent.studio.viewer import serve
+
+    suite = "example_suites/components/frames.netgent.yaml"
+    done = _pytest(tmp_path, suite, "--netgent-trace=on")
+    assert done.returncode == 0, done.stdout[-3000:]
+    paths = {p.parent.name: p for p in (tmp_path / "artifacts").glob("*/trace.zip")}
+    (deep,) = [p for name, p in paths.items() if "deep-frame-note" in name]
+    (widget,) = [p for name, p in paths.items() if "widget-note" in name]
+    with zipfile.ZipFile(deep) as archive:
+        names = [n for n in archive.namelist() if n.startswith("snapshots/")]
+        framed = [n for n in names if "Level 3" in archive.read(n).decode()]
+    assert framed, "no snapshot holds the innermost frame's page"
+    with zipfile.ZipFile(widget) as archive:
+        snapshots = [archive.read(n).decode() for n in archive.namelist() if "snapshots/" in n]
+    assert snapshots and not any("Widget ready" in s or "srcdoc" in s for s in snapshots)
+    with headless_chromium() as driver, serve(deep) as server:
+        driver.get(server.url + "files/" + framed[0])
+        for depth, frame in enumerate(("outer", "level1", "level2")):
+            if depth:
+                assert driver.find_element("css selector", "p").text == f"Level {depth}"
+            driver.switch_to.frame(driver.find_element("id", frame))
+        assert driver.find_element("css selector", "p").text == "Level 3"
+        assert driver.find_element("id", "message").tag_name == "input"  # the form itself

@@ -59,21 +59,38 @@ SNAPSHOT_BYTES = 2_000_000
 
 _SIZE = "return [window.innerWidth, window.innerHeight]"
 _SNAPSHOT = """
-const top = document.documentElement;
-if (!top) return '';
-if (!top.getHTML) return top.outerHTML;
-const roots = [];
-const walk = (scope) => {
-  for (const el of scope.querySelectorAll('*')) {
-    const root = ngRootOf(el);
-    if (root) { roots.push(root); walk(root); }
+const mark = 'data-netgent-frame-' + Math.random().toString(36).slice(2);
+const attr = (html) => html.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+const snap = (doc) => {
+  const top = doc.documentElement;
+  if (!top) return '';
+  const roots = [], frames = [];
+  const walk = (scope) => {
+    for (const el of scope.querySelectorAll('*')) {
+      const root = ngRootOf(el);
+      if (root) { roots.push(root); walk(root); }
+      const inner = ngIsFrame(el) ? ngFrameDoc(el) : null;
+      if (inner) { el.setAttribute(mark, String(frames.length)); frames.push([el, snap(inner)]); }
+    }
+  };
+  walk(doc);
+  let html;
+  try {
+    html = top.getHTML ? '<!DOCTYPE html><html>' + top.getHTML({shadowRoots: roots}) + '</html>'
+      : top.outerHTML;
+  } finally {
+    for (const [el] of frames) el.removeAttribute(mark);
   }
+  const marked = new RegExp(mark + '="(\\\\d+)"', 'g');
+  return html.replace(marked, (_, n) => 'srcdoc="' + attr(frames[Number(n)][1]) + '"');
 };
-walk(document);
-return '<!DOCTYPE html><html>' + top.getHTML({shadowRoots: roots}) + '</html>';
+return snap(document);
 """
 """The page as HTML, its shadow roots (open, and closed ones shadow.js kept) written as
-declarative ``<template shadowrootmode>``, so a snapshot shows web components' content."""
+declarative ``<template shadowrootmode>``, so a snapshot shows web components' content;
+each frame of the page's own origin (at any depth) written into its ``srcdoc``, so the
+snapshot shows what it showed. A frame of another origin, which no page script may read,
+stays empty."""
 
 
 @dataclass
