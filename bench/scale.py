@@ -182,7 +182,7 @@ def main() -> None:
             print(f"speedup -n 2 over -n 0: {walls[0] / walls[2]:.2f}")
         if items:
             per, first = overhead(items)
-            runs = sorted(e["run"] for e in items.values())
+            runs = sorted(e["run"] for e in items.values() if e["run"] is not None)
             per.sort()
             p90 = per[int(0.9 * (len(per) - 1))]
             print(

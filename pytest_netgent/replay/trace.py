@@ -11,7 +11,8 @@ of the item :meth:`Trace.write` packs it into ``trace.zip``::
                             the item's HAR when captured), LLM calls and tokens
     frames/NNNN.jpg         screenshots, JPEG, at most one per FRAME_GAP_S and MAX_FRAMES
                             per item, scaled to at most FRAME_WIDTH pixels wide
-    snapshots/<sha1>.html   DOM snapshots, each kept once however often it was seen
+    snapshots/<sha1>.html   DOM snapshots (shadow roots and frames written in), each
+                            kept once however often it was seen
 
 Secrets never reach it: every text passes the run's redactor, and while a screenshot is
 taken the page shows each secret's ``{name}`` (a page where that cannot be done gets no
@@ -21,6 +22,7 @@ screenshot). ``netgent show-trace trace.zip`` opens it in the browser.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import json
@@ -31,12 +33,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..browser.page import script
+from ..browser.chain import Chain
+from ..browser.page import FAR_FRAMES, script
 from ..browser.session import browser_log, cdp
 from ..system import atomic
 from . import diagnosis
 
 if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
     from ..browser.page import Tick
     from ..system.redaction import Redactor
     from .engine import Engine
@@ -61,36 +66,73 @@ _SIZE = "return [window.innerWidth, window.innerHeight]"
 _SNAPSHOT = """
 const mark = 'data-netgent-frame-' + Math.random().toString(36).slice(2);
 const attr = (html) => html.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
-const snap = (doc) => {
+const far = [];
+const snap = (doc, prefix) => {
   const top = doc.documentElement;
   if (!top) return '';
-  const roots = [], frames = [];
-  const walk = (scope) => {
+  const roots = [], frames = [], marked = [];
+  const walk = (scope, prefix) => {
     for (const el of scope.querySelectorAll('*')) {
       const root = ngRootOf(el);
-      if (root) { roots.push(root); walk(root); }
-      const inner = ngIsFrame(el) ? ngFrameDoc(el) : null;
-      if (inner) { el.setAttribute(mark, String(frames.length)); frames.push([el, snap(inner)]); }
+      if (root) { roots.push(root); walk(root, prefix + ngUniqueCss(el, scope) + ' >> '); }
+      if (!ngIsFrame(el)) continue;
+      const inner = ngFrameDoc(el);
+      if (inner) {
+        const link = prefix + ngUniqueCss(el, scope) + ' >> ';
+        el.setAttribute(mark, String(frames.length));
+        frames.push(snap(inner, link));
+      } else if (!/^(about:|data:|javascript:|$)/.test(el.src)) {
+        el.setAttribute(mark + '-far', String(far.length));
+        far.push(prefix + ngUniqueCss(el, scope));
+      } else continue;
+      marked.push(el);
     }
   };
-  walk(doc);
+  walk(doc, prefix);
   let html;
   try {
     html = top.getHTML ? '<!DOCTYPE html><html>' + top.getHTML({shadowRoots: roots}) + '</html>'
       : top.outerHTML;
   } finally {
-    for (const [el] of frames) el.removeAttribute(mark);
+    for (const el of marked) { el.removeAttribute(mark); el.removeAttribute(mark + '-far'); }
   }
-  const marked = new RegExp(mark + '="(\\\\d+)"', 'g');
-  return html.replace(marked, (_, n) => 'srcdoc="' + attr(frames[Number(n)][1]) + '"');
+  const inlined = new RegExp(mark + '="(\\\\d+)"', 'g');
+  return html.replace(inlined, (_, n) => 'srcdoc="' + attr(frames[Number(n)]) + '"');
 };
-return snap(document);
+return [snap(document, ''), mark + '-far', far];
 """
 """The page as HTML, its shadow roots (open, and closed ones shadow.js kept) written as
 declarative ``<template shadowrootmode>``, so a snapshot shows web components' content;
 each frame of the page's own origin (at any depth) written into its ``srcdoc``, so the
-snapshot shows what it showed. A frame of another origin, which no page script may read,
-stays empty."""
+snapshot shows what it showed. Frames no page script may read (another origin) are left
+marked, with their chains, for :func:`_snapshot` to enter through WebDriver."""
+
+
+def _snapshot(
+    driver: WebDriver, chain: Chain, path: str = "", budget: list[int] | None = None
+) -> str:
+    """The snapshot of the page (or of the frame ``path`` names, entered by ``chain``),
+    each frame of another origin entered through WebDriver (at most FAR_FRAMES in all)
+    and written into its ``srcdoc`` as the frames of the page's own origin are."""
+    budget = [FAR_FRAMES] if budget is None else budget
+    html, mark, far = driver.execute_script(script("deep.js") + _SNAPSHOT)
+    html = str(html or "")
+    for number, link in enumerate(far):
+        inner = ""
+        full = f"{path} >> {link}" if path else str(link)
+        if budget[0] > 0:
+            budget[0] -= 1
+            with contextlib.suppress(Exception):  # a frame gone or refusing: left empty
+                if chain.enter(full):
+                    inner = _snapshot(driver, chain, full, budget)
+            chain.leave()
+        srcdoc = f'srcdoc="{_attribute(inner)}"' if inner else ""
+        html = html.replace(f'{mark}="{number}"', srcdoc, 1)
+    return html
+
+
+def _attribute(html: str) -> str:
+    return html.replace("&", "&amp;").replace('"', "&quot;")
 
 
 @dataclass
@@ -219,8 +261,11 @@ class RunTrace:
         that cannot be pictured (between documents, gone) is left without."""
         driver = self.engine.driver
         try:
-            html = str(driver.execute_script(script("deep.js") + _SNAPSHOT) or "")
-            html = html[:SNAPSHOT_BYTES]
+            chain = Chain(driver)
+            try:
+                html = _snapshot(driver, chain)[:SNAPSHOT_BYTES]
+            finally:
+                chain.leave()
         except Exception:  # a page between documents, a dialog open, a browser gone
             return
         data = self.redact(html).encode("utf-8")
