@@ -345,6 +345,47 @@ def test_sampling_reaches_a_frame_of_another_site_on_a_later_page(
     assert seen[-1]["playback_time"] - seen[0]["playback_time"] > 1.0
 
 
+def test_sampling_reaches_a_frame_of_another_site_added_to_the_page_later(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    """Sampling runs on a page without frames, which the engine has looked at; a button
+    then adds the player of another site to the same page: the engine's next look counts
+    a frame not sampled yet, and the sampler is started in it."""
+    import time
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from pytest_netgent.browser.chain import Chain
+    from pytest_netgent.browser.page import evaluate
+    from pytest_netgent.browser.video import VideoSampler
+
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/embed-later")
+    sampler = VideoSampler(driver, time.time())
+    sampler.start(0.25)
+    first = evaluate(driver, [], None, 0)
+    assert sampler.see(first.doc, first.qoe, first.unsampled)  # a new page: followed
+    sampler.follow_frames()
+    driver.find_element("id", "show").click()
+    chain = Chain(driver)
+    play = "#stage >> ng-player >> #play"
+    WebDriverWait(driver, 10).until(lambda _: chain.find("css selector", play))
+    chain.find("css selector", play)[0].click()
+    chain.leave()
+    later = evaluate(driver, [], None, 0)
+    assert later.doc == first.doc and later.unsampled == 1
+    assert sampler.see(later.doc, later.qoe, later.unsampled)  # the same page, a new frame
+    sampler.follow_frames()
+    time.sleep(2.5)
+    after = evaluate(driver, [], None, 0)
+    assert after.unsampled == 0  # its sampler is heard from
+    assert not sampler.see(after.doc, after.qoe, after.unsampled)
+    sampler.close()
+    seen = [s for s in sampler.samples if s.get("video") is not None]
+    assert len(seen) >= 5 and seen[-1]["page"].endswith("/components/player"), sampler.samples
+    assert seen[-1]["playback_time"] - seen[0]["playback_time"] > 1.0
+
+
 def test_a_model_heals_an_element_inside_a_shadow_root(
     netgent_browser: NetgentBrowser, changed_url: str, tmp_path: Path
 ) -> None:

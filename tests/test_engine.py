@@ -476,6 +476,53 @@ def test_video_sampling_follows_playback_across_a_page_change(
     assert "interval must be a number of seconds above 0" in str(failed.error)
 
 
+def test_video_sampling_follows_the_run_into_a_tab_it_opens(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    """Sampling starts on the title page; the player opens in a new tab (NetGent's
+    ``go_to_url`` with ``new_tab``): its video is sampled there, and stopping takes the
+    last samples of every tab sampled."""
+    workflow = Workflow.model_validate(
+        {
+            "name": "sample-tab",
+            "start_url": "{base_url}/vod/title/ocean-deep",
+            "states": [
+                {"name": "Title", "triggers": ["title page"]},
+                {"name": "Player", "triggers": ["player"], "end": "Watched"},
+            ],
+        }
+    )
+    states = [
+        State(
+            name="Title",
+            checks=[Check(type="element", params=css("#play-link"))],
+            actions=[
+                Action(type="start_video_sampling", params={"interval": 0.25}),
+                Action(
+                    type="go_to_url",
+                    params={"url": "{base_url}/vod/watch/ocean-deep", "new_tab": True},
+                ),
+            ],
+        ),
+        State(
+            name="Player",
+            checks=[Check(type="element", params=css("#player"))],
+            actions=[
+                Action(type="wait", params={"seconds": 3}),
+                Action(type="stop_video_sampling", params={}),
+            ],
+            end_state="Watched",
+        ),
+    ]
+    result = netgent_browser.run(workflow, states=states)
+    assert result.passed, result.error
+    assert len(netgent_browser.driver.window_handles) == 2
+    played = [s for s in result.qoe if s["state"] == "Player"]
+    assert len(played) >= 8, result.qoe
+    assert played[-1]["playback_time"] - played[0]["playback_time"] > 1.5
+    assert all(s["page"].endswith("/vod/watch/ocean-deep") for s in played)
+
+
 def test_a_state_declared_first_with_a_check_timeout_is_waited_for_before_later_ones(
     project: Project, slow_site: Any
 ) -> None:

@@ -202,7 +202,10 @@ function finish(result) {
   if (timer) clearTimeout(timer);
   // samples of the video quality sampler, if it runs in this page
   const qoe = window.__netgentQoe;
-  if (qoe && qoe.take) result.qoe = qoe.take();
+  if (qoe && qoe.take) {
+    result.qoe = qoe.take();
+    if (qoe.unsampled && window === window.top) result.unsampled = qoe.unsampled();
+  }
   const rtc = window.__netgentRtc;  // and of the WebRTC sampler
   if (rtc && rtc.take) result.rtc = rtc.take();
   done(result);

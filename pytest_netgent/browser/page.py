@@ -39,6 +39,8 @@ class Tick:
     error: str = ""
     qoe: list[dict[str, Any]] = field(default_factory=list)
     """Video quality samples the page had waiting (see :mod:`.video`)."""
+    unsampled: int = 0
+    """While sampling: the page's frames of another site not sampled yet (added since)."""
     rtc: list[dict[str, Any]] = field(default_factory=list)
     """WebRTC samples the page had waiting (see :mod:`.webrtc`)."""
     net_error: str = ""
@@ -117,6 +119,7 @@ def _tick(raw: dict[str, Any]) -> Tick:
         ],
         matched=[int(i) for i in raw["matched"]],
         qoe=list(raw.get("qoe") or []),
+        unsampled=int(raw.get("unsampled") or 0),
         rtc=list(raw.get("rtc") or []),
         net_error=str(raw.get("net_error") or ""),
         status=int(raw.get("status") or 0),

@@ -122,6 +122,18 @@
 
   const state = {
     timer: setInterval(sample, interval),
+    // frames of another site whose sampler has not been heard from (added since the
+    // engine last started it in the page's frames): each engine tick asks
+    unsampled() {
+      let count = 0;
+      for (const scope of ngScopes(document)) {
+        for (const frame of scope.querySelectorAll("iframe, frame")) {
+          if (ngFrameDoc(frame) || /^(about:|data:|javascript:|$)/.test(frame.src)) continue;
+          if (!far.has(frame.contentWindow)) count++;
+        }
+      }
+      return count;
+    },
     take() { return pending.splice(0); },
     stop() {
       clearInterval(state.timer);

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -52,6 +53,9 @@ FIELDS = (
 
 STOP = "return window.__netgentQoe && window.__netgentQoe.stop ? window.__netgentQoe.stop() : [];"
 TAKE = "return window.__netgentQoe && window.__netgentQoe.take ? window.__netgentQoe.take() : [];"
+
+FOLLOW_AGAIN_S = 1.0
+"""Shortest time between two looks for frames added to a page while sampling."""
 
 STATS_DEFAULT = "netgent_video_stats.jsonl"
 """NetGent's default ``out_path`` of ``start_stats_logging``."""
@@ -166,8 +170,11 @@ class VideoSampler(Meter):
     log: StatsLog | None = None
     interval = 1.0
     _running = False
-    _script: str | None = None
+    _tabs: dict[str, str | None] = {}  # noqa: RUF012 (replaced, never changed in place)
+    """The tabs sampled: window handle → its new-document script's identifier."""
     _doc = ""
+    _followed = 0.0
+    _unsampled = 0
 
     @property
     def active(self) -> bool:
@@ -222,7 +229,7 @@ class VideoSampler(Meter):
     def abandon(self) -> None:
         """The browser is gone: close the stats log with what it has."""
         self._running = self.sampling = False
-        self._script = None
+        self._tabs = {}
         if self.log is not None:
             log, self.log = self.log, None
             log.close()
@@ -250,30 +257,46 @@ class VideoSampler(Meter):
             for entries in ticks.values():
                 self.log.write(entries, self.state)
 
-    def see(self, doc: str, raw: Any) -> bool:
+    def see(self, doc: str, raw: Any, unsampled: int = 0) -> bool:
         """An engine tick on document ``doc`` brought the samples ``raw``. True when
-        ``doc`` is new while sampling: :meth:`follow_frames` is due there (no browser
-        call here, so a tick without sampling pays nothing)."""
+        ``doc`` is new while sampling, or when the page has frames of another site the
+        sampler has not reached (``unsampled``: more than at the last look, or the same
+        after FOLLOW_AGAIN_S, as a frame's sampler is heard from after its first
+        interval): :meth:`follow_frames` is due there (no browser call here, so a tick
+        without sampling pays nothing)."""
         if raw:
             self.collect(raw)
-        if self._running and doc and doc != self._doc:
-            self._doc = doc
+        if not self._running:
+            return False
+        now = time.monotonic()
+        again = unsampled > self._unsampled or now - self._followed >= FOLLOW_AGAIN_S
+        if (doc and doc != self._doc) or (unsampled and again):
+            self._doc, self._followed, self._unsampled = doc or self._doc, now, unsampled
             return True
         return False
 
     def follow_frames(self) -> None:
         """Start the sampler in this page's frames of other sites (the page's own
-        script starts it in the page)."""
-        self._install_far(sampler_source(self.interval))
+        script starts it in the page); in a tab the run opened or switched to while
+        sampling, in the tab first."""
+        source = sampler_source(self.interval)
+        if self.driver.current_window_handle not in self._tabs:
+            self._install_here(source)
+        else:
+            self._install_far(source)
 
     def _install(self, interval: float) -> None:
         self.interval = interval
-        source = sampler_source(interval)
-        answer = cdp(self.driver, "Page.addScriptToEvaluateOnNewDocument", {"source": source})
-        if isinstance(answer, dict):
-            self._script = str(answer.get("identifier", "")) or None
-        self.driver.execute_script(source)
+        self._tabs = {}
+        self._install_here(sampler_source(interval))
         self._running = True
+
+    def _install_here(self, source: str) -> None:
+        """Sample this tab's page, the pages it loads next, and its frames."""
+        answer = cdp(self.driver, "Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        identifier = str(answer.get("identifier", "")) if isinstance(answer, dict) else ""
+        self._tabs = {**self._tabs, self.driver.current_window_handle: identifier or None}
+        self.driver.execute_script(source)
         self._install_far(source)
 
     def _install_far(self, source: str) -> None:
@@ -296,16 +319,25 @@ class VideoSampler(Meter):
             chain.leave()
 
     def _halt(self) -> None:
-        """Take the last samples and stop the in-page sampler."""
+        """Take the last samples and stop the in-page sampler, in every tab sampled."""
         self._running = False
+        tabs, self._tabs = self._tabs, {}
         try:
             self.collect(self.driver.execute_script(STOP))
         finally:
-            if self._script is not None:
-                script, self._script = self._script, None
-                with contextlib.suppress(Exception):  # the page may be gone; sampling ends
-                    cdp(
-                        self.driver,
-                        "Page.removeScriptToEvaluateOnNewDocument",
-                        {"identifier": script},
-                    )
+            here = self.driver.current_window_handle
+            for handle, identifier in tabs.items():
+                try:
+                    if handle != here:
+                        self.driver.switch_to.window(handle)
+                        self.collect(self.driver.execute_script(STOP))
+                    if identifier is not None:
+                        cdp(
+                            self.driver,
+                            "Page.removeScriptToEvaluateOnNewDocument",
+                            {"identifier": identifier},
+                        )
+                except Exception:  # a tab closed or between documents: sampling ends there
+                    continue
+            if any(handle != here for handle in tabs):
+                self.driver.switch_to.window(here)

@@ -344,7 +344,7 @@ class Engine:
         for watcher in self.result.watchers:  # --netgent-trace
             watcher.tick(tick)
         self.webrtc.collect(tick.rtc)
-        if self.sampler.see(tick.doc, tick.qoe):  # a new page while sampling: its frames
+        if self.sampler.see(tick.doc, tick.qoe, tick.unsampled):  # new page or frames
             with self._bounded(HANG_S, "the video sampler looked into the page's frames"):
                 self.sampler.follow_frames()
             self._hung()
