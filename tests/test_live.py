@@ -331,3 +331,63 @@ scenario:
   - name: reader
     workflow: wiki/browse.netgent.yaml::read-featured
 """
+
+
+def test_pictures_follow_the_tab_the_run_looks_at() -> None:
+    """Two tabs, red and blue, the blue one newest: the pictures show the tab the run
+    looks at, told by each new document it sees, not merely the newest."""
+    import io
+
+    from PIL import Image
+
+    from pytest_netgent.browser.page import evaluate
+    from pytest_netgent.browser.screencast import Pictures
+    from pytest_netgent.browser.watchdog import devtools_endpoint
+    from pytest_netgent.replay.run import PicturesWatcher
+
+    class Kept(Pictures):
+        fps, idle = 10.0, 0.1
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.frames: list[bytes] = []
+
+        def _picture(self, jpeg: bytes) -> None:
+            self.frames.append(jpeg)
+
+    def shows(pictures: Kept, red: bool) -> bool:
+        """Whether the pictures come to show the red page (else the blue one)."""
+        until = time.monotonic() + 10
+        while time.monotonic() < until:
+            assert pictures.screencast is not None
+            pictures.screencast.picture_now()
+            if pictures.frames:
+                image = Image.open(io.BytesIO(pictures.frames[-1])).convert("RGB")
+                r, _g, b = image.getpixel((image.width // 2, image.height // 2))
+                if (r > 200 and b < 60) if red else (b > 200 and r < 60):
+                    return True
+            time.sleep(0.1)
+        return False
+
+    page = "data:text/html,<body style='background:rgb({})'>"
+    with headless_chromium() as driver:
+        driver.get(page.format("255,0,0"))
+        red = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        driver.get(page.format("0,0,255"))
+        pictures = Kept()
+        pictures.watch(driver, devtools_endpoint(driver))
+        try:
+            until = time.monotonic() + 10
+            while len(getattr(pictures.screencast, "_tabs", ())) < 2:
+                assert time.monotonic() < until, "the screencast did not attach both tabs"
+                time.sleep(0.05)
+            watcher = PicturesWatcher(pictures, lambda: str(driver.current_window_handle))
+            driver.switch_to.window(red)
+            watcher.tick(evaluate(driver, [], None, 0))  # the run sees the red tab's page
+            assert shows(pictures, red=True)
+            driver.switch_to.window(driver.window_handles[-1])
+            watcher.tick(evaluate(driver, [], None, 0))
+            assert shows(pictures, red=False)
+        finally:
+            pictures.stop()

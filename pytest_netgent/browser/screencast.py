@@ -2,7 +2,8 @@
 
 :class:`Screencast` holds a DevTools connection of its own to a local Chromium (as the
 navigation guard does: ChromeDriver passes no events on), follows the browser's tabs and
-takes a JPEG of the newest one (``Page.captureScreenshot``, optimised for speed): up to
+takes a JPEG of the tab its run looks at (:meth:`Screencast.focus`; before it is told,
+the newest) with ``Page.captureScreenshot``, optimised for speed: up to
 :data:`FPS` a second while its run acts (each timeline event asks for one), one every
 :data:`IDLE_S` seconds otherwise; a picture identical to the last is not passed on. Headless
 Chromium paints without any display: no X server, no VNC.
@@ -48,8 +49,9 @@ _SHOT = {"format": "jpeg", "quality": QUALITY, "optimizeForSpeed": True}
 
 
 class Screencast:
-    """Pictures of the newest tab of the browser at ``endpoint``, each new one given to
-    ``sink`` (from a thread of its own) until :meth:`close`."""
+    """Pictures of the tab the run looks at (else the newest) of the browser at
+    ``endpoint``, each new one given to ``sink`` (from a thread of its own) until
+    :meth:`close`."""
 
     def __init__(self, endpoint: str, sink: Any, fps: float = FPS, idle: float = IDLE_S) -> None:
         import websocket  # selenium's own dependency
@@ -64,6 +66,8 @@ class Screencast:
         """Attach calls in flight: their target ids."""
         self._tabs: dict[str, str] = {}
         """Each attached tab's session, by target id, the newest last."""
+        self._focus = ""
+        """The target id (WebDriver's window handle) of the tab the run looks at."""
         self._shot = 0
         """The picture call in flight (0: none)."""
         self._last = ""
@@ -80,17 +84,31 @@ class Screencast:
         """Whether the connection to the browser still stands."""
         return self._thread.is_alive()
 
+    def focus(self, tab: str) -> None:
+        """The run looks at tab ``tab`` (its target id, WebDriver's window handle) now:
+        the pictures show it (a picture soon)."""
+        if tab != self._focus:
+            self._focus = tab
+            self._poked = True
+
     def picture_now(self, timeout: float = STUCK_S) -> None:
         """Take a picture now and wait for it (at most ``timeout`` seconds): a run's
         last page, before anything leaves it."""
-        tabs = list(self._tabs.values())
-        if self._closed.is_set() or not tabs:
+        session = self._session()
+        if self._closed.is_set() or not session:
             return
         self._answered.clear()
         self._shot = next(self._ids)
         with contextlib.suppress(Exception):  # the connection just closed
-            self._send("Page.captureScreenshot", _SHOT, tabs[-1], ident=self._shot)
+            self._send("Page.captureScreenshot", _SHOT, session, ident=self._shot)
             self._answered.wait(timeout)
+
+    def _session(self) -> str:
+        """The session of the tab to picture: the run's, else the newest ("" for none)."""
+        tabs = dict(self._tabs)
+        if self._focus in tabs:
+            return tabs[self._focus]
+        return list(tabs.values())[-1] if tabs else ""
 
     def poke(self) -> None:
         """Something happened (an action, a new state): a picture soon, not in a second."""
@@ -145,19 +163,18 @@ class Screencast:
             self._tabs.pop(str(params.get("targetId")), None)
 
     def _take(self) -> None:
-        """Ask for a picture of the newest tab :data:`FPS` times a second (one at a time)."""
+        """Ask for a picture of the run's tab :data:`FPS` times a second (one at a time)."""
         asked = 0.0
         while not self._closed.wait(1 / self.fps):
-            tabs = list(self._tabs.values())
             if self._shot and time.monotonic() - asked < STUCK_S:
                 continue  # the last is still being taken (a busy page): no queue of them
             if not self._poked and time.monotonic() - asked < self.idle:
                 continue  # nothing happened: a picture a second is enough
             self._poked = False
-            if tabs:
+            if session := self._session():
                 self._shot, asked = next(self._ids), time.monotonic()  # set before any answer
                 with contextlib.suppress(Exception):  # the connection just closed
-                    self._send("Page.captureScreenshot", _SHOT, tabs[-1], ident=self._shot)
+                    self._send("Page.captureScreenshot", _SHOT, session, ident=self._shot)
 
 
 def _replace(path: Path, data: bytes) -> None:
@@ -217,6 +234,11 @@ class Pictures:
         soon."""
         if self.screencast is not None:
             self.screencast.poke()
+
+    def looking_at(self, tab: str) -> None:
+        """The run looks at tab ``tab`` (WebDriver's window handle) now."""
+        if self.screencast is not None:
+            self.screencast.focus(tab)
 
     def end(self, outcome: str) -> None:
         """The run ended (``passed`` or ``failed``): a picture of its last page soon."""

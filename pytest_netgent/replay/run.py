@@ -3,6 +3,7 @@ substitutes into states (``{name}`` placeholders, NetGent's ``%name%``)."""
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import logging
 import re
@@ -121,15 +122,24 @@ class PicturesWatcher:
     """Tells a browser's pictures (``--netgent-live PORT``, ``--netgent-video``) each
     timeline event, as the log says it (values already redacted)."""
 
-    def __init__(self, pictures: Pictures) -> None:
+    def __init__(self, pictures: Pictures, tab: Callable[[], str] | None = None) -> None:
         self.pictures = pictures
+        self.tab = tab
+        """WebDriver's current window handle, asked when the run sees a new document."""
+        self._doc = ""
 
     def event(self, event: TimelineEvent) -> None:
         """A timeline event: the state and last doing, and a picture soon."""
         self.pictures.doing(event.state, _said(event))
 
     def tick(self, tick: Tick) -> None:
-        """A look at the page: nothing the live page shows."""
+        """A look at the page: on a new document (a page loaded, another tab switched
+        to), the pictures follow the tab the run looks at."""
+        if self.tab is None or not tick.doc or tick.doc == self._doc:
+            return
+        self._doc = tick.doc
+        with contextlib.suppress(Exception):  # a tab closing meanwhile: the next look tells
+            self.pictures.looking_at(self.tab())
 
 
 @dataclass

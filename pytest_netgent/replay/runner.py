@@ -179,7 +179,7 @@ class NetgentBrowser:
             window=window_text(window),
             guard=guard,
             trace=self.trace,
-            watchers=tuple(PicturesWatcher(p) for p in pictures),
+            watchers=tuple(PicturesWatcher(p, self._current_tab) for p in pictures),
         )
         result = wired.result
         for follower in pictures:
@@ -203,6 +203,9 @@ class NetgentBrowser:
         if check and result.error is not None:
             raise result.error
         return result
+
+    def _current_tab(self) -> str:
+        return str(self.driver.current_window_handle)
 
     def stop_video(self) -> None:
         """The test is over: its video takes no more pictures (the reset's blank page
