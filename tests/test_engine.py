@@ -521,6 +521,11 @@ def test_video_sampling_follows_the_run_into_a_tab_it_opens(
     assert len(played) >= 8, result.qoe
     assert played[-1]["playback_time"] - played[0]["playback_time"] > 1.5
     assert all(s["page"].endswith("/vod/watch/ocean-deep") for s in played)
+    driver = netgent_browser.driver
+    for handle in reversed(driver.window_handles):  # the run's tab (the newest) first
+        driver.switch_to.window(handle)
+        driver.get(base_url + "/vod/")
+        assert driver.execute_script("return window.__netgentQoe === undefined"), handle
 
 
 def test_a_state_declared_first_with_a_check_timeout_is_waited_for_before_later_ones(

@@ -325,19 +325,31 @@ class VideoSampler(Meter):
         try:
             self.collect(self.driver.execute_script(STOP))
         finally:
-            here = self.driver.current_window_handle
-            for handle, identifier in tabs.items():
-                try:
-                    if handle != here:
-                        self.driver.switch_to.window(handle)
-                        self.collect(self.driver.execute_script(STOP))
-                    if identifier is not None:
-                        cdp(
-                            self.driver,
-                            "Page.removeScriptToEvaluateOnNewDocument",
-                            {"identifier": identifier},
-                        )
-                except Exception:  # a tab closed or between documents: sampling ends there
-                    continue
-            if any(handle != here for handle in tabs):
+            self._unload(tabs)
+
+    def _unload(self, tabs: dict[str, str | None]) -> None:
+        """Stop the sampler in the other ``tabs`` (their last samples taken), remove its
+        new-document script from each, and come back to the run's tab."""
+        try:
+            here = str(self.driver.current_window_handle)
+        except Exception:  # the run's tab closed: the others are still stopped
+            here = ""
+        current = here
+        for handle, identifier in tabs.items():
+            try:
+                if handle != current:
+                    self.driver.switch_to.window(handle)
+                    current = handle
+                if handle != here:
+                    self.collect(self.driver.execute_script(STOP))
+                if identifier is not None:
+                    cdp(
+                        self.driver,
+                        "Page.removeScriptToEvaluateOnNewDocument",
+                        {"identifier": identifier},
+                    )
+            except Exception:  # a tab closed or between documents: sampling ends there
+                continue
+        if here and current != here:
+            with contextlib.suppress(Exception):  # the run's tab closed meanwhile
                 self.driver.switch_to.window(here)
