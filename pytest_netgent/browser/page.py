@@ -173,6 +173,10 @@ def _far_check(chain: Chain, check: dict[str, Any]) -> tuple[bool, str]:
     return False, "present but not visible" if found else "not found"
 
 
+TOP_URL = "try { return top.location.href; } catch (e) { return ''; }"
+"""A script that returns the address of the tab's page (its top document's, from any
+frame of its origin; "" from a frame of another)."""
+
 FAR_FRAMES = 20
 """Most frames of another origin one look (a text check, an observation, the video
 sampler's start) enters."""

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from ..browser.actions import MOVES, ActionFailed, Actions, RunTools
 from ..browser.guard import NavigationGuard
-from ..browser.page import Tick, evaluate, watch_requests
+from ..browser.page import TOP_URL, Tick, evaluate, watch_requests
 from ..browser.session import START_PAGES, browser_gone, focus_tab, origin_of
 from ..browser.watchdog import Watchdog
 from ..errors import BrowserError, DriftContext, NetgentError, ReplayError
@@ -221,14 +221,14 @@ class Engine:
         self.result.webrtc = self.webrtc.samples
         self.result.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._event("start", detail=self.workflow)
-        dead = False
+        dead, final = False, None
         if self.guard is not None:
             self.guard.start(lambda url: host_allowed(url, self.allowed))
         try:
             self._loop()
-            # a browser that died during the last state's actions (a wait) did not pass
+            # a browser that died in the last actions (a wait) fails here; also: the end URL
             with self._bounded(HANG_S, "the run ended"):
-                self.driver.execute_script("return 1")
+                final = self.driver.execute_script(TOP_URL)
             self._hung()
         except BrowserError as exc:
             dead = True
@@ -256,7 +256,8 @@ class Engine:
             self.result.duration = time.monotonic() - self.t0
             if not dead:
                 self._stop_sampling()
-                self.result.final_url = self.redact(self._current_url())
+                url = final if isinstance(final, str) and final else self._current_url()
+                self.result.final_url = self.redact(url)
             else:
                 self.sampler.abandon()
         return self.result
