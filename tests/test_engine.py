@@ -426,28 +426,27 @@ def test_the_browser_is_reset_between_tests(pytester: pytest.Pytester, base_url:
     result.assert_outcomes(passed=4)
 
 
-def test_video_sampling_follows_playback_across_a_page_change(
-    netgent_browser: NetgentBrowser, base_url: str
-) -> None:
-    # sampling starts on the title page and goes on in the player page it opens
-    workflow = Workflow.model_validate(
-        {
-            "name": "sample",
-            "start_url": "{base_url}/vod/title/ocean-deep",
-            "states": [
-                {"name": "Title", "triggers": ["title page"]},
-                {"name": "Player", "triggers": ["player"], "end": "Watched"},
-            ],
-        }
-    )
-    states = [
+SAMPLED = Workflow.model_validate(
+    {
+        "name": "sample",
+        "start_url": "{base_url}/vod/title/ocean-deep",
+        "states": [
+            {"name": "Title", "triggers": ["title page"]},
+            {"name": "Player", "triggers": ["player"], "end": "Watched"},
+        ],
+    }
+)
+"""Sampling starts on a video's title page and goes on in the player it opens."""
+
+
+def sampled_states(to_player: Action, *after_stop: Action) -> list[State]:
+    """The states of :data:`SAMPLED`: the title page starts sampling and goes to the
+    player with ``to_player``; the player plays 3 s and stops sampling."""
+    return [
         State(
             name="Title",
             checks=[Check(type="element", params=css("#play-link"))],
-            actions=[
-                Action(type="start_video_sampling", params={"interval": 0.25}),
-                Action(type="click", params=css("#play-link")),
-            ],
+            actions=[Action(type="start_video_sampling", params={"interval": 0.25}), to_player],
         ),
         State(
             name="Player",
@@ -455,11 +454,22 @@ def test_video_sampling_follows_playback_across_a_page_change(
             actions=[
                 Action(type="wait", params={"seconds": 3}),
                 Action(type="stop_video_sampling", params={}),
-                Action(type="wait", params={"seconds": 0.6}),
+                *after_stop,
             ],
             end_state="Watched",
         ),
     ]
+
+
+def test_video_sampling_follows_playback_across_a_page_change(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    # sampling starts on the title page and goes on in the player page it opens
+    workflow = SAMPLED
+    states = sampled_states(
+        Action(type="click", params=css("#play-link")),
+        Action(type="wait", params={"seconds": 0.6}),
+    )
     result = netgent_browser.run(workflow, states=states)
     assert result.passed
     played = [s for s in result.qoe if s["state"] == "Player"]
@@ -482,39 +492,10 @@ def test_video_sampling_follows_the_run_into_a_tab_it_opens(
     """Sampling starts on the title page; the player opens in a new tab (NetGent's
     ``go_to_url`` with ``new_tab``): its video is sampled there, and stopping takes the
     last samples of every tab sampled."""
-    workflow = Workflow.model_validate(
-        {
-            "name": "sample-tab",
-            "start_url": "{base_url}/vod/title/ocean-deep",
-            "states": [
-                {"name": "Title", "triggers": ["title page"]},
-                {"name": "Player", "triggers": ["player"], "end": "Watched"},
-            ],
-        }
+    watch = {"url": "{base_url}/vod/watch/ocean-deep", "new_tab": True}
+    result = netgent_browser.run(
+        SAMPLED, states=sampled_states(Action(type="go_to_url", params=watch))
     )
-    states = [
-        State(
-            name="Title",
-            checks=[Check(type="element", params=css("#play-link"))],
-            actions=[
-                Action(type="start_video_sampling", params={"interval": 0.25}),
-                Action(
-                    type="go_to_url",
-                    params={"url": "{base_url}/vod/watch/ocean-deep", "new_tab": True},
-                ),
-            ],
-        ),
-        State(
-            name="Player",
-            checks=[Check(type="element", params=css("#player"))],
-            actions=[
-                Action(type="wait", params={"seconds": 3}),
-                Action(type="stop_video_sampling", params={}),
-            ],
-            end_state="Watched",
-        ),
-    ]
-    result = netgent_browser.run(workflow, states=states)
     assert result.passed, result.error
     assert len(netgent_browser.driver.window_handles) == 2
     played = [s for s in result.qoe if s["state"] == "Player"]
