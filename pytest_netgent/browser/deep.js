@@ -27,6 +27,11 @@ function ngRootOf(host) {
   return (closed && closed.get(host)) || null;
 }
 
+// Whether a frame element loads a page of its own (not about:blank, data: or nothing).
+function ngLoads(frame) {
+  return !/^(about:|data:|javascript:|$)/.test(frame.src);
+}
+
 // What a frame element shows, when this script may read it (same origin), else null.
 function ngFrameDoc(frame) {
   try {
@@ -86,7 +91,7 @@ function ngFind(by, selector) {
       if (ngIsFrame(host)) {
         const inner = ngFrameDoc(host);
         if (inner) scopes.push(inner);
-        else if (!/^(about:|data:|javascript:|$)/.test(host.src)) return {found: [], far: i};
+        else if (ngLoads(host)) return {found: [], far: i};
       } else {
         const root = ngRootOf(host);
         if (root) scopes.push(root);
@@ -208,7 +213,7 @@ function ngFarFrames() {
         const inner = ngFrameDoc(node);
         const link = prefix + ngUniqueCss(node, scope);
         if (inner && inner.documentElement) walk(inner, link + " >> ");
-        else if (!inner && !/^(about:|data:|javascript:|$)/.test(node.src)) out.push(link);
+        else if (!inner && ngLoads(node)) out.push(link);
       }
       if (root) walk(root, prefix + ngUniqueCss(node, scope) + " >> ");
     }

@@ -164,7 +164,7 @@ function scopesOf(scope, prefix, dx, dy, out, far) {
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const root = ngRootOf(node);
     const inner = ngIsFrame(node) ? ngFrameDoc(node) : null;
-    if (ngIsFrame(node) && !inner && !/^(about:|data:|javascript:|$)/.test(node.src) &&
+    if (ngIsFrame(node) && !inner && ngLoads(node) &&
         visible(node)) {
       const r = node.getBoundingClientRect();
       far.push({chain: prefix + ngUniqueCss(node, scope), x: Math.round(dx + r.x + node.clientLeft),

@@ -128,7 +128,7 @@
       let count = 0;
       for (const scope of ngScopes(document)) {
         for (const frame of scope.querySelectorAll("iframe, frame")) {
-          if (ngFrameDoc(frame) || /^(about:|data:|javascript:|$)/.test(frame.src)) continue;
+          if (ngFrameDoc(frame) || !ngLoads(frame)) continue;
           if (!far.has(frame.contentWindow)) count++;
         }
       }

@@ -1,5 +1,6 @@
 """Healing from stored alternatives: a cached action may carry its element's other
-locators (``alternatives``, stored when the element was picked in the studio). When the
+locators (``alternatives``, which record keeps with each action it makes, a pick in the
+studio included). When the
 action fails in a recording run, each failing action takes the first alternative that
 names exactly one element of the page (one that now names several could act on the wrong
 one) and the state's actions run again, with no synthesis; only when that cannot be done
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..browser.chain import Chain, chained
+from ..browser.chain import Chain
 from ..browser.waits import ActionFailed
 from ..workflow.automaton import Action, Check, State
 
@@ -74,12 +75,9 @@ def _matches(driver: WebDriver, locator: dict[str, Any]) -> int:
     """How many elements ``locator`` names now (through shadow roots and frames)."""
     from selenium.common.exceptions import WebDriverException
 
-    by, selector = str(locator["by"]), str(locator["selector"])
     chain = Chain(driver)
     try:
-        found = (
-            chain.find(by, selector) if chained(selector) else driver.find_elements(by, selector)
-        )
+        found = chain.find(str(locator["by"]), str(locator["selector"]))
     except WebDriverException:  # a link of the chain gone since the check: names none
         return 0
     finally:

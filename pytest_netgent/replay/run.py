@@ -122,7 +122,7 @@ class PicturesWatcher:
     """Tells a browser's pictures (``--netgent-live PORT``, ``--netgent-video``) each
     timeline event, as the log says it (values already redacted)."""
 
-    def __init__(self, pictures: Pictures, tab: Callable[[], str] | None = None) -> None:
+    def __init__(self, pictures: Pictures, tab: Callable[[], str]) -> None:
         self.pictures = pictures
         self.tab = tab
         """WebDriver's current window handle, asked when the run sees a new document."""
@@ -135,7 +135,7 @@ class PicturesWatcher:
     def tick(self, tick: Tick) -> None:
         """A look at the page: on a new document (a page loaded, another tab switched
         to), the pictures follow the tab the run looks at."""
-        if self.tab is None or not tick.doc or tick.doc == self._doc:
+        if not tick.doc or tick.doc == self._doc:
             return
         self._doc = tick.doc
         with contextlib.suppress(Exception):  # a tab closing meanwhile: the next look tells

@@ -81,7 +81,7 @@ const snap = (doc, prefix) => {
         const link = prefix + ngUniqueCss(el, scope) + ' >> ';
         el.setAttribute(mark, String(frames.length));
         frames.push(snap(inner, link));
-      } else if (!/^(about:|data:|javascript:|$)/.test(el.src)) {
+      } else if (ngLoads(el)) {
         el.setAttribute(mark + '-far', String(far.length));
         far.push(prefix + ngUniqueCss(el, scope));
       } else continue;

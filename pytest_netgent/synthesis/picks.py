@@ -327,10 +327,8 @@ class PickedSynthesiser:
                 f"{pick.selectors[0].selector}) is not on {page.url}: pick again with "
                 "netgent studio on the new pick.json"
             )
+        # (record adds the element's other locators, as for every action it makes)
         params: dict[str, object] = {"by": found.by, "selector": found.selector}
-        others = [{"by": s.by, "selector": s.selector} for s in pick.selectors if s != found]
-        if others:  # the element's other locators: a heal tries them before synthesis
-            params["alternatives"] = others
         if pick.action in TEXT_ACTIONS:
             params[TEXT_ACTIONS[pick.action]] = pick.text
         self._used(pick)
