@@ -139,6 +139,7 @@ def test_record_with_llm_then_replay_without_it(project: Project) -> None:
     assert "c1: url exact '{base_url}/wiki/'" in sent[1]
     assert "# Instruction: Look up {topic} using the site's finder" in sent[2]
     assert "{topic} = QUIC" in sent[2]
+    assert "changed (find the same elements again)\n(none: a new state)" in sent[2]
     assert "type(text='{topic}', by='css selector', selector='#search-input')" in sent[3]
     assert "- Start" in sent[4]  # history
 
@@ -307,9 +308,10 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
     cache = project.path / "__netgent__" / "vague" / "vague.json"
     recorded = cache.read_text()
     doc = json.loads(recorded)
-    for state in doc["states"]:  # a cache without the other locators record keeps
+    for state in doc["states"]:  # other locators that no longer name the search box
         for action in state["actions"]:
-            action["params"].pop("alternatives", None)
+            if "alternatives" in action["params"]:
+                action["params"]["alternatives"] = [{"by": "css selector", "selector": "#gone"}]
     cache.write_text(json.dumps(doc))
     before = {s["name"]: json.dumps(s) for s in doc["states"]}
     # On the changed UI the URLs and the result's link text still match, but the search
@@ -334,6 +336,12 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
     )
     sent = prompts(project)
     assert "[2] <input> 'Find an article'" in sent[0]
+    # what the state did before, and where else its element was, guide the model
+    assert (
+        "# What this state did before the page changed (find the same elements again)\n"
+        "- type css selector='#search-input' text='{topic}' "
+        "(its element was also css selector='#gone')"
+    ) in sent[0]
     assert "<toolcall>\n    type(text='{topic}'" in sent[1]  # actions taken so far
     after = {s["name"]: json.dumps(s) for s in json.loads(cache.read_text())["states"]}
     assert after["Reading"] == before["Reading"] and after["Found"] == before["Found"]

@@ -429,6 +429,14 @@ class Recorder:
 
     def _act(self, engine: Engine, spec: StateSpec, state: State) -> int:
         engine.event("state", state=spec.name, url=engine.last_tick.href, detail="synthesising")
+        # a cached state healed: what it did before guides synthesis to the same elements
+        self.ctx.before = [a for s in engine.states if s.name == spec.name for a in s.actions]
+        try:
+            return self._act_on(engine, spec, state)
+        finally:
+            self.ctx.before = []
+
+    def _act_on(self, engine: Engine, spec: StateSpec, state: State) -> int:
         actions: list[Action] = []
         for number, instruction in enumerate(spec.actions, 1):
             taken: list[Action] = []

@@ -65,6 +65,10 @@ class Context:
     """``time.monotonic()`` by which the run must end: no model call outlives it."""
     failed: list[str] = field(default_factory=list)
     """Actions chosen for the current instruction that the page refused, and why."""
+    before: list[Action] = field(default_factory=list)
+    """The state's actions as cached before the page changed (while a cached state is
+    healed): their locators and the alternatives kept with them say which elements the
+    state acted on, to be found again on the page as it is now."""
     looked: float = 0.0
     """Seconds synthesis has been looking at the page for the current step."""
     settle: float = 0.0
