@@ -114,6 +114,25 @@ def test_har_capture_works_through_the_grid(project: Project, grid: str) -> None
         assert any("/wiki/search?q=" in u for u in urls), urls  # the item's own search
 
 
+def test_a_browser_on_the_grid_is_filmed_through_the_grids_devtools_relay(
+    project: Project, grid: str
+) -> None:
+    import av
+
+    slow = {  # each state waits a moment before it acts: its page is filmed
+        name: (checks, [{"type": "wait", "params": {"seconds": 1.0}}, *actions])
+        for name, (checks, actions) in SEARCH_STATES.items()
+    }
+    project.states(project.workflow("search", SEARCH_WORKFLOW), "search", slow)
+    result = project.run_subprocess(f"--netgent-remote={grid}", "--netgent-video=on")
+    result.assert_outcomes(passed=1)
+    (video,) = (project.path / "netgent-artifacts").glob("*/video.webm")
+    with av.open(str(video)) as container:
+        frames = list(container.decode(container.streams.video[0]))
+    assert len(frames) >= 3, len(frames)  # the home page, the results, the article
+    assert frames[0].width == 1280, frames[0].width  # the Grid browser's own window
+
+
 def test_an_unreachable_grid_fails_each_item_with_the_reason(project: Project) -> None:
     search_project(project, copies=2)
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there

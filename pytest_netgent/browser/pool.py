@@ -175,7 +175,10 @@ class BrowserPool:
     def follow(self, pictures: Pictures) -> Pictures:
         """Have ``pictures`` follow the running browser (started now if needed)."""
         if not pictures.watching(self.driver):
-            pictures.watch(self.driver, devtools_endpoint(self.driver) if self.guarded else "")
+            # a Grid's browser through the Grid's own DevTools relay (se:cdp); none for UC,
+            # whose pages must not meet a second DevTools client
+            uc = self.options.uc
+            pictures.watch(self.driver, "" if uc else devtools_endpoint(self.driver))
         return pictures
 
     def size_window(self, size: tuple[int, int]) -> None:

@@ -209,7 +209,10 @@ class Pictures:
         self.stop()
         self._driver = driver
         if not endpoint:
-            self.why_no_frames = "this browser has no DevTools endpoint of ours (UC or Grid)"
+            self.why_no_frames = (
+                "this browser has no DevTools endpoint of ours (UC mode: its pages must not "
+                "meet a second DevTools client; a Grid without se:cdp)"
+            )
             return
         try:
             self.screencast = Screencast(endpoint, self._frame, self.fps, self.idle)
