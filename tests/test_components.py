@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -215,11 +216,89 @@ DASHBOARD = (EXAMPLES / "dashboard.netgent.yaml").read_text(encoding="utf-8")
 FRAMES = (EXAMPLES / "frames.netgent.yaml").read_text(encoding="utf-8")
 
 
+PROMO = """
+name: promo
+description: Apply a promo code in a form rendered on the server into a closed shadow root
+start_url: "{base_url}/components/declared"
+vars: {code: SPRING}
+states:
+  - name: Applied
+    triggers: ["The page says 'Applied: {code}'"]
+    end: Code applied
+  - name: Checkout
+    triggers: [The Promo code field is visible]
+    actions:
+      - Type {code} into the Promo code field
+      - Click the 'Apply' button
+"""
+
+
+def test_a_closed_root_the_html_declares_is_seen_checked_and_acted_in(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    """No script attaches it (the parser does), so only DevTools reaches it: checks on a
+    page just loaded, observation, and actions all get there."""
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/declared")
+    host = "ng-coupon >> "
+    # checks first, on a page no observation has looked at
+    results = checks(
+        driver, [element(host + "#code"), text("No code applied")], [element("h1 >> #code")]
+    )
+    assert results[0] == [(True, ""), (True, "")], results
+    assert "no shadow root" in results[1][0][1]  # a host that has none is still named
+    page = observed(driver, base_url + "/components/declared")
+    field = next(e for e in page.elements if e.name == "Promo code")
+    assert field.within == "ng-coupon" and field.selectors[0].selector == host + "#code"
+    assert "No code applied" in page.text
+    act = Actions(driver, 5.0, lambda url: None)
+    act.run("type", {"by": "css selector", "selector": host + "#code", "text": "SPRING"})
+    act.run("click", {"by": "css selector", "selector": host + "#apply"})
+    tick = evaluate(driver, [{"checks": [text("Applied: SPRING")]}], None, 3000)
+    assert tick.matched == [0], tick.results
+
+
+def test_a_page_with_custom_elements_is_asked_once_for_hidden_roots(
+    netgent_browser: NetgentBrowser, base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check that fails on a page with custom elements without a root in sight asks
+    DevTools for declared closed roots once for the page as it is; later looks wait in the
+    page as before, until the page has other such elements (and a second has passed)."""
+    import pytest_netgent.browser.page as page_module
+
+    asked: list[int] = []
+    real = page_module.adopt_declared_roots
+    monkeypatch.setattr(page_module, "adopt_declared_roots", lambda d: asked.append(1) or real(d))
+    monkeypatch.setattr(page_module, "HAND_OVER_S", 0.5)
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/declared")
+    driver.execute_script("document.body.append(document.createElement('ng-plain'))")
+    never = [{"checks": [text("Never shown")]}]
+    assert evaluate(driver, never, None, 0).results[0][0][0] is False
+    assert asked  # the coupon's root handed over, then the page asked again as it is now
+    asked.clear()
+    for _ in range(3):
+        evaluate(driver, never, None, 0)
+    assert asked == []
+    driver.execute_script("document.body.append(document.createElement('ng-later'))")
+    evaluate(driver, never, None, 0)
+    assert asked == []  # within the half second: not asked again
+    time.sleep(0.6)
+    evaluate(driver, never, None, 0)
+    assert asked == [1]
+    # a page without custom elements never asks
+    driver.get(base_url + "/components/frames")
+    asked.clear()
+    evaluate(driver, never, None, 0)
+    assert asked == []
+
+
 def test_record_from_nothing_then_replay_at_two_window_sizes(project: Project) -> None:
     project.workflow("dashboard", DASHBOARD)
     project.workflow("frames", FRAMES)
+    project.workflow("promo", PROMO)  # a closed root the HTML declares
     recorded = project.run("--netgent-record")
-    recorded.assert_outcomes(passed=3)
+    recorded.assert_outcomes(passed=4)
     cached = {
         p.stem: json.loads(p.read_text()) for p in (project.path / "__netgent__").rglob("*.json")
     }
@@ -232,8 +311,9 @@ def test_record_from_nothing_then_replay_at_two_window_sizes(project: Project) -
     assert SEARCH + "#q" in selectors  # in the closed root
     assert "#outer >> #level1 >> #level2 >> #message" in selectors
     assert "#widget >> #message" in selectors  # in the other site's frame
+    assert "ng-coupon >> #code" in selectors  # in the declared closed root
     for size in ("1280x900", "800x600"):
-        project.run(f"--netgent-window-size={size}").assert_outcomes(passed=3)
+        project.run(f"--netgent-window-size={size}").assert_outcomes(passed=4)
 
 
 def test_a_drifted_element_in_a_shadow_root_is_reported_then_healed(

@@ -96,6 +96,31 @@ def test_a_secret_typed_into_a_frame_of_another_site_is_masked_too(
     chain.leave()
 
 
+def test_a_secret_typed_into_a_closed_root_the_html_declares_is_masked_too(
+    driver: WebDriver, tmp_path: Path, base_url: str
+) -> None:
+    """The coupon form of /components/declared sits in a closed shadow root the parser
+    attached (no script saw it): the screenshot reaches it through DevTools."""
+    from pytest_netgent.browser.actions import Actions
+    from pytest_netgent.browser.chain import Chain
+
+    def coupon(text: str) -> None:
+        driver.get(f"{base_url}/components/declared")
+        field = {"by": "css selector", "selector": "ng-coupon >> #code"}
+        Actions(driver, 5.0, lambda url: None).run("type", {**field, "text": text})
+        driver.execute_script("document.activeElement.blur()")  # no caret in the picture
+
+    coupon("{query}")
+    expected = Path(screenshot(driver, tmp_path / "expected", 0)).read_bytes()
+    coupon(SECRET)
+    unmasked = Path(screenshot(driver, tmp_path / "plain", 0)).read_bytes()
+    masked = Path(screenshot(driver, tmp_path / "masked", 0, Redactor({"query": SECRET})))
+    assert unmasked != expected
+    assert masked.read_bytes() == expected
+    (field,) = Chain(driver).find("css selector", "ng-coupon >> #code")
+    assert field.get_property("value") == SECRET  # put back
+
+
 def test_no_screenshot_when_a_frame_of_another_site_cannot_be_masked(
     driver: WebDriver, tmp_path: Path, base_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

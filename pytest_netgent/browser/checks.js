@@ -10,6 +10,9 @@
 //   fresh: no real page has loaded in this run yet (see START_PAGES),
 //   rows: answer every check's result (for a report); false: only which states match,
 //         a state's checks stopping at its first that fails (thousands of states).
+//   adopted: [doc, n, recent]: the closed roots the page's HTML declared were handed over
+//            (see declared.py) when the page had n custom elements without a root in sight
+//            (recent: less than a second ago, not asked again whatever the number now).
 // It re-evaluates on every DOM mutation (debounced) and at least every poll_ms, and
 // answers as soon as an eligible state matches or wait_ms has passed, so waiting is
 // event-driven with no fixed sleep and no extra round trips.
@@ -71,7 +74,8 @@ function compare(actual, expected, match) {
   }
 }
 
-function evaluate() {
+function evaluate(first) {
+  let unseen = false;  // a check failed that a closed root declared in the HTML could hold
   let bodyText = null;
   const text = () => (bodyText === null
     ? (bodyText = document.body ? document.body.innerText : "") : bodyText);
@@ -119,6 +123,7 @@ function evaluate() {
               far.push(c);
               err = "inside a frame of another origin (link " + (where.far + 1) + ")";
             } else if (!ok) {
+              unseen = unseen || where.unseen !== undefined;
               err = where.broken || (found.length ? "present but not visible" : "not found");
             }
             break;
@@ -129,6 +134,7 @@ function evaluate() {
             ok = p.check_visibility === false
               ? (document.documentElement.textContent || "").includes(p.text)
               : text().includes(p.text) || deepText().includes(p.text);
+            unseen = unseen || !ok;
             if (!ok && p.check_visibility !== false && farFrame()) {
               far.push(c);  // it may be in a frame of another origin: WebDriver looks
               err = "not in the page; looking in its frames of another origin";
@@ -185,13 +191,20 @@ function evaluate() {
   const pending = waiting ? Array.from(waiting.values())
     .map(([method, url, since]) => [method, url, Math.round(now - since)])
     .sort((a, b) => b[2] - a[2]).slice(0, 3) : null;
+  // once per call: the custom elements that may hide a declared closed root (counted only
+  // when a check failed that such a root could hold)
+  const hosts = first && unseen && !matched.length ? ngUnseenHosts() : 0;
+  const adopted = options.adopted;
+  const handed = adopted && adopted[0] === doc && (adopted[1] === hosts || adopted[2]);
   return {doc, href, title: document.title, results, matched, maybe,
           ready: document.readyState, net_error: netError, status,
-          hidden: document.visibilityState === "hidden", pending};
+          hidden: document.visibilityState === "hidden", pending,
+          unseen: hosts && !handed ? hosts : 0};
 }
 
 const started = performance.now();
 let finished = false;
+let stepped = false;
 let timer = null;
 let observer = null;
 
@@ -216,7 +229,8 @@ function step() {
   timer = null;
   let result;
   try {
-    result = evaluate();
+    result = evaluate(!stepped);
+    stepped = true;
   } catch (e) {
     finish({error: String(e && e.message || e)});
     return;
@@ -233,7 +247,9 @@ function step() {
   // text the page does not show, beside an ad's frame) does not make every poll a round
   // trip through the frames
   const far = result.maybe.length && elapsed >= Math.min(FAR_MS, options.wait_ms);
-  if ((result.matched.length && !held) || far || elapsed >= options.wait_ms) {
+  // closed roots the HTML declared may hold what failed: answered at once, to be handed
+  // over (declared.py) before the page is asked again
+  if ((result.matched.length && !held) || far || result.unseen || elapsed >= options.wait_ms) {
     if (held) result.matched = [];  // still held: the next evaluation decides
     finish(result);
     return;

@@ -98,8 +98,9 @@ function ngFind(by, selector) {
       }
     }
     if (!scopes.length) {
-      return {found: [], broken: where + " is neither a frame with a document nor a shadow " +
-        "host (no shadow root)"};
+      // its root may be a closed one the page's HTML declared (DevTools hands it over)
+      return {found: [], unseen: i, broken: where + " is neither a frame with a document " +
+        "nor a shadow host (no shadow root)"};
     }
   }
   const found = [];
@@ -139,6 +140,19 @@ function ngDeepText() {
     }
   }
   return parts.join("\n");
+}
+
+// How many custom elements (a name with "-") of the page have no shadow root a script
+// here sees: each may hold a closed root its HTML declared (<template shadowrootmode=
+// "closed">), which only DevTools reaches (declared.py hands those over).
+function ngUnseenHosts() {
+  let n = 0;
+  for (const scope of ngScopes(document)) {
+    for (const el of scope.querySelectorAll("*")) {
+      if (el.localName.includes("-") && !ngRootOf(el)) n++;
+    }
+  }
+  return n;
 }
 
 // Whether the page has a frame this script may not read (another origin), anywhere.

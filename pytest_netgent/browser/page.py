@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+import weakref
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from .chain import Chain
+from .declared import adopt_declared_roots
 from .session import browser_gone, cdp
 
 if TYPE_CHECKING:
@@ -79,6 +82,7 @@ def evaluate(
     """
     from selenium.common.exceptions import WebDriverException
 
+    handed = _handed.get(driver)
     try:
         raw = driver.execute_async_script(
             checks_source(),
@@ -89,6 +93,7 @@ def evaluate(
                 "poll_ms": poll_ms,
                 "fresh": fresh,
                 "rows": rows,
+                "adopted": _handed_over(handed),
             },
         )
     except WebDriverException as exc:
@@ -104,9 +109,35 @@ def evaluate(
             rtc=list(raw.get("rtc") or []),
         )
     tick = _tick(raw)
+    if raw.get("unseen"):  # a check failed that a closed root declared in the HTML may hold
+        hosts = int(raw["unseen"])
+        adopted = adopt_declared_roots(driver)
+        # the hosts left without a root in sight (those handed over have theirs now)
+        _handed[driver] = (tick.doc, max(0, hosts - adopted), time.monotonic())
+        if adopted:
+            return evaluate(driver, states, exclude, wait_ms, poll_ms, fresh=fresh, rows=rows)
     if raw.get("maybe"):  # the page waited up to checks.js's FAR_MS for them
         tick.matched = sorted(tick.matched + _far_matches(driver, states, raw["maybe"], tick))
     return tick
+
+
+_handed: weakref.WeakKeyDictionary[Any, tuple[str, int, float]] = weakref.WeakKeyDictionary()
+"""Per driver: the document whose declared closed roots were last handed over, how many
+custom elements without a root in sight it had then (another number: asked again), and
+when (``time.monotonic()``)."""
+
+HAND_OVER_S = 1.0
+"""The least time between two hand-overs in one document (a page adding elements all the
+time is not asked at every look)."""
+
+
+def _handed_over(handed: tuple[str, int, float] | None) -> list[Any] | None:
+    """``checks.js``'s ``adopted``: the document last handed over, its number of hosts, and
+    whether that was too recently to ask again whatever the number now."""
+    if handed is None:
+        return None
+    doc, hosts, at = handed
+    return [doc, hosts, time.monotonic() - at < HAND_OVER_S]
 
 
 def _tick(raw: dict[str, Any]) -> Tick:

@@ -11,6 +11,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from ..browser.chain import Chain
+from ..browser.declared import adopt_declared_roots
 from ..browser.page import FAR_FRAMES, script
 from ..errors import CheckOutcome, StateOutcome
 
@@ -229,6 +230,7 @@ def _hide(driver: WebDriver, secrets: list[tuple[str, str]], masked: list[str]) 
     """Hide ``secrets`` in the page and in each of its frames of other sites, adding each
     document done to ``masked``; a frame that cannot be entered raises (no screenshot)."""
     hide = script("deep.js") + _HIDE_SECRETS
+    adopt_declared_roots(driver)  # a secret typed into a closed root the HTML declared
     waiting = list(driver.execute_script(hide, secrets) or [])
     masked.append("")
     chain = Chain(driver)

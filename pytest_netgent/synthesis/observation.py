@@ -188,7 +188,12 @@ def _source() -> str:
 def observe(driver: WebDriver, *, screenshot: bool = False, limit: int = 400) -> Observation:
     """Observe the page in one round trip (two with ``screenshot``), and one more for each
     frame of another origin (Chromium runs those in a process of their own: a page script
-    cannot read them, WebDriver enters them)."""
+    cannot read them, WebDriver enters them); closed shadow roots the page's HTML declared
+    are handed to the page's scripts first, through DevTools (a few round trips where the
+    page has them)."""
+    from ..browser.declared import adopt_declared_roots
+
+    adopt_declared_roots(driver)  # closed roots the page's HTML declared: seen as a person does
     raw: dict[str, Any] = driver.execute_script(_source(), limit)
     if raw.get("frames"):
         _far_frames(driver, raw, limit)

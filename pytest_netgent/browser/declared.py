@@ -1,0 +1,95 @@
+"""Closed shadow roots a page's HTML declares (``<template shadowrootmode="closed">``, as
+server-rendered web components write them).
+
+The HTML parser attaches such a root without calling ``attachShadow``, so ``shadow.js``
+never sees it and a page script cannot reach it; DevTools can. :func:`adopt_declared_roots`
+finds every closed root of the tab's page (its frames of the same process included) with
+``DOM.getDocument`` (piercing) and hands each to its window's ``__netgentRoots``, where
+checks, observation and snapshots look for closed roots. It is called where a look at the
+page must be whole (observation for synthesis and reports) and when a check's chain meets
+a host whose root no script can see; a replay on pages without them never pays for it.
+Frames of another origin (another process) are not reached: actions and checks there go
+through WebDriver, which enters closed roots itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .session import browser_gone, cdp
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+ADOPT = """function (...pairs) {
+  let adopted = 0;
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const host = pairs[i], root = pairs[i + 1];
+    const view = host.ownerDocument && host.ownerDocument.defaultView;
+    if (!view) continue;
+    if (!view.__netgentRoots) {
+      Object.defineProperty(view, "__netgentRoots", {value: new WeakMap(), enumerable: false});
+    }
+    if (view.__netgentRoots.get(host) !== root) {
+      view.__netgentRoots.set(host, root);
+      adopted += 1;
+    }
+  }
+  return adopted;
+}"""
+"""Keeps each ``(host, root)`` pair of its arguments in the host's window (as shadow.js
+keeps the closed roots a script attaches); how many were not kept yet."""
+
+GROUP = "netgent-declared"
+"""The DevTools object group of the references made here, released after use."""
+
+
+def closed_roots(node: dict[str, Any]) -> Iterator[tuple[int, int]]:
+    """``(host, root)`` backend node ids of every closed shadow root under ``node`` (a
+    node of ``DOM.getDocument``'s tree), in shadow roots and frame documents too."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        for root in current.get("shadowRoots") or ():
+            if root.get("shadowRootType") == "closed":
+                yield int(current["backendNodeId"]), int(root["backendNodeId"])
+            stack.append(root)
+        stack.extend(current.get("children") or ())
+        if "contentDocument" in current:
+            stack.append(current["contentDocument"])
+
+
+def adopt_declared_roots(driver: WebDriver) -> int:
+    """Hand the page's closed shadow roots that its scripts cannot see to its windows'
+    ``__netgentRoots``; how many were new. ``0`` when the browser has no DevTools to ask
+    (not Chromium) or the page changed meanwhile (the next look asks again)."""
+    from selenium.common.exceptions import WebDriverException
+
+    objects: list[dict[str, str]] = []
+    try:
+        tree = cdp(driver, "DOM.getDocument", {"depth": -1, "pierce": True})
+        for pair in closed_roots(tree["root"]) if tree else ():
+            for node in pair:
+                params = {"backendNodeId": node, "objectGroup": GROUP}
+                objects.append(
+                    {"objectId": cdp(driver, "DOM.resolveNode", params)["object"]["objectId"]}
+                )
+        if not objects:
+            return 0
+        call = {"functionDeclaration": ADOPT, "objectId": objects[0]["objectId"]}
+        answer = cdp(
+            driver, "Runtime.callFunctionOn", {**call, "arguments": objects, "returnByValue": True}
+        )
+        return int(((answer or {}).get("result") or {}).get("value") or 0)
+    except WebDriverException as exc:
+        if browser_gone(exc):
+            raise
+        return 0  # a node gone between two calls (the page moved on): looked at again later
+    finally:
+        if objects:
+            try:
+                cdp(driver, "Runtime.releaseObjectGroup", {"objectGroup": GROUP})
+            except WebDriverException as exc:
+                if browser_gone(exc):
+                    raise
