@@ -56,7 +56,10 @@ SIGN_IN = [
         "Password",
         [element("input[type='password']")],
         [
-            action("set_env_value", env_var="HUB_PASSWORD", selectors="input[type='password']"),
+            # NetGent's web agent writes type_env for a credential, on one element
+            action(
+                "type_env", env_var="HUB_PASSWORD", by="css selector", selector="[name=password]"
+            ),
             action("click_first", selectors=["button[data-testid*='login']"], timeout=5),
         ],
     ),
@@ -125,7 +128,7 @@ def test_an_unset_environment_value_fails_naming_the_state_and_the_action(
     )
     assert isinstance(result.error, NetgentError)
     message = str(result.error)
-    assert "state 'Password', action 1 (set_env_value" in message
+    assert "state 'Password', action 1 (type_env" in message
     assert "the environment variable HUB_PASSWORD is not set: export it" in message
 
 
@@ -204,7 +207,8 @@ def test_newer_actions_are_in_the_schema_with_their_parameters() -> None:
 
     schema = json.dumps(State.model_json_schema())
     for kind in ("remember_tab", "open_stored_url", "click_accessible_name", "play_video",
-                 "collect_webrtc_metrics", "set_env_value", "click_text_env"):  # fmt: skip
+                 "collect_webrtc_metrics", "set_env_value", "type_env",
+                 "click_text_env"):  # fmt: skip
         assert kind in schema
     with pytest.raises(ValueError, match="did you mean 'click_first_text'"):
         parse_automaton([{"name": "a", "checks": [], "actions": [action("click_first_txt")]}])
@@ -222,7 +226,8 @@ def test_convert_describes_the_newer_actions_in_words(tmp_path: Path) -> None:
     source.write_text(json.dumps(states), encoding="utf-8")
     assert main(["convert", str(source), "-o", str(tmp_path / "out")]) == 0
     written = "\n".join(p.read_text("utf-8") for p in (tmp_path / "out").rglob("*.yaml"))
-    for words in ("Type the value of $HUB_PASSWORD into the first of 'input[type='password']'",
+    for words in ("Type the value of $HUB_EMAIL into the first of 'input#nowhere' or",
+                  "Type the value of $HUB_PASSWORD into '[name=password]'",
                   "Click the element reading the value of $HUB_PROFILE",
                   "Click the button named 'Add to watchlist' or 'Save'",
                   "Open the stored URL 'watch'?profile=Guest in a new tab",

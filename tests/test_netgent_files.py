@@ -451,8 +451,8 @@ def test_stats_out_path_outside_the_output_folder_is_refused(
             "stop_video_sampling, start_stats_logging, stop_stats_logging, terminate, "
             "remember_tab, store_current_url, open_stored_url, click_first_text, "
             "click_accessible_name, wait_for_element, wait_for_text, start_webrtc_tracking, "
-            "collect_webrtc_metrics, set_env_value, click_first, click_text_env, play_video, "
-            "go_to_url)",
+            "collect_webrtc_metrics, set_env_value, type_env, click_first, click_text_env, "
+            "play_video, go_to_url)",
         ),
         (
             {"type": "scroll", "params": {"pixel": 300, "direction": "down"}},

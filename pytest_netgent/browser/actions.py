@@ -111,6 +111,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
             "start_webrtc_tracking": self.start_webrtc_tracking,
             "collect_webrtc_metrics": self.collect_webrtc_metrics,
             "set_env_value": self.set_env_value,
+            "type_env": self.type_env,
             "click_first": self.click_first,
             "click_text_env": self.click_text_env,
             "play_video": self.play_video,
@@ -267,6 +268,14 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
         builder = self._pointer_at(x, y)
         builder.pointer_action.click()
         builder.perform()
+
+    def type_env(self, params: dict[str, Any]) -> None:
+        """Type the value of the environment variable ``env_var`` into the element, as
+        ``type`` types its text (NetGent's web agent writes it for credentials: the value
+        is read before the run and kept out of the cache and every report)."""
+        __tracebackhide__ = True  # the value may be a password
+        value = self._env_value(params, "type_env")
+        self.type({**{k: v for k, v in params.items() if k != "env_var"}, "text": value})
 
     def type(self, params: dict[str, Any]) -> None:
         """Type ``text`` into the element (cleared first unless ``clear: false``)."""

@@ -406,6 +406,7 @@ def _newer_action_words(p: dict[str, Any]) -> dict[str, Callable[[], str]]:
         "set_env_value": lambda: (
             f"Type the value of ${p['env_var']} into the first of {listed(p['selectors'])}"
         ),
+        "type_env": lambda: f"Type the value of ${p['env_var']} into '{p.get('selector', '')}'",
         "click_first": lambda: f"Click the first of {listed(p['selectors'])}",
         "click_text_env": lambda: f"Click the element reading the value of ${p['env_var']}",
         "play_video": lambda: f"Play the video '{p.get('selector') or 'video'}'",

@@ -44,7 +44,7 @@ def resolve_secrets(
     return values
 
 
-ENV_ACTIONS = ("set_env_value", "click_text_env")
+ENV_ACTIONS = ("set_env_value", "type_env", "click_text_env")
 """Actions that use an environment variable's value (NetGent's), named by ``env_var``."""
 
 
@@ -52,8 +52,9 @@ def env_values(
     states: Iterable[State], environ: Mapping[str, str] | None = None
 ) -> dict[str, Secret]:
     """``{"$NAME": value}`` for every environment variable that an action of ``states``
-    uses (``set_env_value``, ``click_text_env``) and that is set: read before the run so
-    that, like a secret, the value is kept out of every report, log and capture. One
+    uses (``set_env_value``, ``type_env``, ``click_text_env``) and that is set: read
+    before the run so that, like a secret, the value is kept out of every report, log
+    and capture. One
     that is unset fails the action that needs it, naming its state."""
     env = os.environ if environ is None else environ
     values: dict[str, Secret] = {}
