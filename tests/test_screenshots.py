@@ -4,7 +4,7 @@ are replaced by their ``{name}`` in the page while it is taken, then put back.""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -68,6 +68,18 @@ def test_no_screenshot_rather_than_one_with_the_secret(driver: WebDriver, tmp_pa
     assert said.startswith("(no screenshot: ") and not list(tmp_path.iterdir())
 
 
+def masked_as_named(driver: WebDriver, tmp_path: Path, fill: Callable[[str], None]) -> None:
+    """The page ``fill`` makes shows, screenshotted with the secret masked, exactly what it
+    shows with the secret's ``{name}`` typed instead (and not what it shows unmasked)."""
+    fill("{query}")
+    expected = Path(screenshot(driver, tmp_path / "expected", 0)).read_bytes()
+    fill(SECRET)
+    unmasked = Path(screenshot(driver, tmp_path / "plain", 0)).read_bytes()
+    masked = Path(screenshot(driver, tmp_path / "masked", 0, Redactor({"query": SECRET})))
+    assert unmasked != expected
+    assert masked.read_bytes() == expected
+
+
 def test_a_secret_typed_into_a_frame_of_another_site_is_masked_too(
     driver: WebDriver, tmp_path: Path, base_url: str
 ) -> None:
@@ -83,13 +95,7 @@ def test_a_secret_typed_into_a_frame_of_another_site_is_masked_too(
         driver.execute_script("document.activeElement.blur()")  # no caret in the picture
         chain.leave()
 
-    embed("{query}")
-    expected = Path(screenshot(driver, tmp_path / "expected", 0)).read_bytes()
-    embed(SECRET)
-    unmasked = Path(screenshot(driver, tmp_path / "plain", 0)).read_bytes()
-    masked = Path(screenshot(driver, tmp_path / "masked", 0, Redactor({"query": SECRET})))
-    assert unmasked != expected
-    assert masked.read_bytes() == expected
+    masked_as_named(driver, tmp_path, embed)
     chain = Chain(driver)
     (field,) = chain.find("css selector", "iframe#widget >> #message")
     assert field.get_property("value") == SECRET  # put back
@@ -110,13 +116,7 @@ def test_a_secret_typed_into_a_closed_root_the_html_declares_is_masked_too(
         Actions(driver, 5.0, lambda url: None).run("type", {**field, "text": text})
         driver.execute_script("document.activeElement.blur()")  # no caret in the picture
 
-    coupon("{query}")
-    expected = Path(screenshot(driver, tmp_path / "expected", 0)).read_bytes()
-    coupon(SECRET)
-    unmasked = Path(screenshot(driver, tmp_path / "plain", 0)).read_bytes()
-    masked = Path(screenshot(driver, tmp_path / "masked", 0, Redactor({"query": SECRET})))
-    assert unmasked != expected
-    assert masked.read_bytes() == expected
+    masked_as_named(driver, tmp_path, coupon)
     (field,) = Chain(driver).find("css selector", "ng-coupon >> #code")
     assert field.get_property("value") == SECRET  # put back
 
