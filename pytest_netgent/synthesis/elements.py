@@ -239,6 +239,25 @@ def with_alternatives(action: Action, page: Observation, ctx: Context) -> Action
     return action.model_copy(update={"params": {**params, "alternatives": others}})
 
 
+def previously(ctx: Context) -> str:
+    """The state's actions as cached before the page changed, each with the other
+    locators record kept for its element (``alternatives``), for a heal: the model looks
+    for the same elements under their new names. ``(none: a new state)`` otherwise."""
+    lines = []
+    for action in ctx.before:
+        line = "- " + action.describe()
+        known = action.params.get("alternatives")
+        others = [
+            f"{a.get('by', 'css selector')}={a['selector']!r}"
+            for a in (known if isinstance(known, list) else [])
+            if isinstance(a, dict) and "selector" in a
+        ]
+        if others:
+            line += " (its element was also " + ", ".join(others) + ")"
+        lines.append(ctx.redact(line))
+    return "\n".join(lines) or "(none: a new state)"
+
+
 def locate(target: Target, page: Observation, want: str = "") -> dict[str, object]:
     """Resolve ``target`` and return its locator params (group and index for ordinals)."""
     listed = target.ordinal is not None and not target.owner  # the owned: its own selector

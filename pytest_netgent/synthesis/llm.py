@@ -49,7 +49,7 @@ from .answers import (
     typed_texts,
 )
 from .builtin import BuiltinSynthesiser
-from .elements import locator
+from .elements import locator, previously
 from .observation import Observation
 from .words import templatise, varies_with
 
@@ -503,25 +503,6 @@ def described(ctx: Context, page: Observation) -> str:
     and actions a model picks keep it; a local site's port changes from run to run)."""
     text = page.describe()
     return text.replace(ctx.base_url, "{base_url}") if ctx.base_url else text
-
-
-def previously(ctx: Context) -> str:
-    """The state's actions as cached before the page changed, each with the other
-    locators record kept for its element (``alternatives``), for a heal: the model looks
-    for the same elements under their new names. ``(none: a new state)`` otherwise."""
-    lines = []
-    for action in ctx.before:
-        line = "- " + action.describe()
-        known = action.params.get("alternatives")
-        others = [
-            f"{a.get('by', 'css selector')}={a['selector']!r}"
-            for a in (known if isinstance(known, list) else [])
-            if isinstance(a, dict) and "selector" in a
-        ]
-        if others:
-            line += " (its element was also " + ", ".join(others) + ")"
-        lines.append(ctx.redact(line))
-    return "\n".join(lines) or "(none: a new state)"
 
 
 def candidate_checks(ctx: Context, page: Observation, said: str = "") -> dict[str, Check]:
