@@ -55,6 +55,27 @@ def test_a_call_is_sampled_every_second_per_stream_and_summed_up(
     assert totals["frames_decoded"] > 0 and totals["frames_encoded"] > 0
 
 
+def test_a_sample_read_later_keeps_the_state_it_was_taken_in() -> None:
+    """Samples of a tab in the background are read when the run has moved on (at its
+    end): each is stamped with the state that ran when the page took it."""
+    import time
+
+    from pytest_netgent.browser.meter import Meter
+
+    meter = Meter(driver=None, started=time.time())  # type: ignore[arg-type]
+    before = time.time()
+    meter.state = "In call"
+    during = time.time()
+    time.sleep(0.01)
+    meter.state = "Second viewer"
+    meter.state = "Second viewer"  # the same state again: no new span
+    after = time.time()
+    stamped = [meter.envelope({"t": at * 1000, "page": "p"})["state"] for at in
+               (before - 1, during, after)]  # fmt: skip
+    assert stamped == ["", "In call", "Second viewer"]
+    assert meter.state == "Second viewer"
+
+
 def _inbound_bitrates(samples: list[dict[str, Any]]) -> list[float]:
     """The call's received bitrate in each second: its inbound streams' sum."""
     per_second: dict[str, float] = defaultdict(float)

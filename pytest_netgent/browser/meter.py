@@ -4,6 +4,8 @@ WebRTC and the timeline line up."""
 
 from __future__ import annotations
 
+import bisect
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,17 +32,37 @@ class Meter:
         self.output_dir = output_dir or Path.cwd()
         """Where a relative ``out_path`` of the sampler's files is resolved."""
         self.samples: list[dict[str, Any]] = []
-        self.state = ""
-        """The state running now: samples taken are attributed to it."""
+        self._since: list[float] = []
+        self._states: list[str] = []
+        """The states the run went through, each from the time in ``_since``."""
+
+    @property
+    def state(self) -> str:
+        """The state running now."""
+        return self._states[-1] if self._states else ""
+
+    @state.setter
+    def state(self, name: str) -> None:
+        if self.state != name:
+            self._since.append(time.time())
+            self._states.append(name)
+
+    def state_at(self, at: float) -> str:
+        """The state that ran at ``at`` (seconds since the epoch): a sample taken in a
+        page is its state's even when taken from the page later (a tab in the background,
+        a frame read at the end of the run)."""
+        index = bisect.bisect_right(self._since, at)
+        return self._states[index - 1] if index else ""
 
     def envelope(self, entry: dict[str, Any]) -> dict[str, Any]:
         """A sample's ``time`` (ISO 8601 UTC), ``elapsed`` (seconds since the run
-        started, as the timeline counts), ``state`` and ``page`` (redacted), from the
-        page's ``t`` (milliseconds since the epoch) and ``page``."""
+        started, as the timeline counts), ``state`` (the one running when it was taken)
+        and ``page`` (redacted), from the page's ``t`` (milliseconds since the epoch) and
+        ``page``."""
         at = float(entry["t"]) / 1000.0
         return {
             "time": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds"),
             "elapsed": round(at - self.started, 3),
-            "state": self.state,
+            "state": self.state_at(at),
             "page": self.redact(str(entry.get("page", ""))),
         }

@@ -255,7 +255,7 @@ class VideoSampler(Meter):
             self.samples.append(sample)
         if self.log is not None:
             for entries in ticks.values():
-                self.log.write(entries, self.state)
+                self.log.write(entries, self.state_at(float(entries[0]["t"]) / 1000.0))
 
     def see(self, doc: str, raw: Any, unsampled: int = 0) -> bool:
         """An engine tick on document ``doc`` brought the samples ``raw``. True when
