@@ -55,6 +55,55 @@ def test_a_call_is_sampled_every_second_per_stream_and_summed_up(
     assert totals["frames_decoded"] > 0 and totals["frames_encoded"] > 0
 
 
+def test_a_call_embedded_from_another_site_is_sampled_too(
+    netgent_browser: NetgentBrowser, tmp_path: Path
+) -> None:
+    """A call in a frame of another site (as call SDKs embed it; Chromium runs it in a
+    process of its own): the tracker reaches it through the browser's guard, and its
+    samples are read through WebDriver when the run ends."""
+    from pytest_netgent import State, Workflow
+
+    spec = Workflow.model_validate(
+        {
+            "name": "embedded-call",
+            "start_url": "{base_url}/components/embed-call",
+            "states": [{"name": "In call", "end": "done"}, {"name": "Page"}],
+        }
+    )
+    leave = {"by": "css selector", "selector": "#call >> #leave-button"}
+    states = [
+        State.model_validate(
+            {
+                "name": "Page",
+                "checks": [
+                    {"type": "element", "params": {"by": "css selector", "selector": "#start"}}
+                ],
+                "actions": [
+                    {"type": "start_webrtc_tracking", "params": {}},
+                    {"type": "click", "params": {"by": "css selector", "selector": "#start"}},
+                ],
+            }
+        ),
+        State.model_validate(
+            {
+                "name": "In call",
+                "checks": [{"type": "element", "params": leave}],
+                "actions": [{"type": "wait", "params": {"seconds": 5}}],
+                "end_state": "done",
+            }
+        ),
+    ]
+    result = netgent_browser.run(spec, states=states, artifacts=tmp_path)
+    assert result.states_visited == ["Page", "In call"]
+    kinds = {(s["direction"], s["kind"]) for s in result.webrtc}
+    assert kinds == {(d, k) for d in ("inbound", "outbound") for k in ("audio", "video")}
+    assert all("//localhost:" in s["page"] and "/meet/room" in s["page"] for s in result.webrtc)
+    inbound = [s for s in result.webrtc if s["direction"] == "inbound" and s["kind"] == "video"]
+    assert len(inbound) >= 3 and any(s["bitrate_bps"] for s in inbound), inbound
+    # read at the end, each stamped with the state that ran when the frame took it
+    assert {s["state"] for s in result.webrtc} == {"In call"}
+
+
 def test_a_sample_read_later_keeps_the_state_it_was_taken_in() -> None:
     """Samples of a tab in the background are read when the run has moved on (at its
     end): each is stamped with the state that ran when the page took it."""

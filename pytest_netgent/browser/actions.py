@@ -24,7 +24,7 @@ from .labels import LabelActions
 from .tabs import TabActions, TabMemory
 from .video import VideoSampler
 from .waits import ActionFailed, Waits, seconds
-from .webrtc import WebrtcActions, WebrtcMeter
+from .webrtc import FrameScripts, WebrtcActions, WebrtcMeter
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -55,14 +55,19 @@ class RunTools:
 
     @classmethod
     def start(
-        cls, driver: WebDriver, redact: Callable[[str], str], output: Path, env: Mapping[str, str]
+        cls,
+        driver: WebDriver,
+        redact: Callable[[str], str],
+        output: Path,
+        env: Mapping[str, str],
+        frames: FrameScripts | None = None,
     ) -> RunTools:
-        """The tools of a run starting now, writing their files in ``output``."""
+        """The tools of a run starting now, writing their files in ``output``; ``frames``
+        runs the WebRTC tracker in frames of other sites (the browser's guard)."""
         now = time.time()
-        return cls(
-            VideoSampler(driver, now, redact, output), WebrtcMeter(driver, now, redact, output),
-            env=env,
-        )  # fmt: skip
+        webrtc = WebrtcMeter(driver, now, redact, output)
+        webrtc.frames = frames
+        return cls(VideoSampler(driver, now, redact, output), webrtc, env=env)
 
 
 class Actions(TabActions, LabelActions, WebrtcActions, Waits):

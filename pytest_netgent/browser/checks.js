@@ -219,8 +219,8 @@ function finish(result) {
     result.qoe = qoe.take();
     if (qoe.unsampled && window === window.top) result.unsampled = qoe.unsampled();
   }
-  const rtc = window.__netgentRtc;  // and of the WebRTC sampler
-  if (rtc && rtc.take) result.rtc = rtc.take();
+  // and of the WebRTC sampler, in the page and its frames of the same site
+  if (window.__netgentRtc) result.rtc = ngRtcTake(window, false);
   done(result);
 }
 

@@ -142,6 +142,25 @@ function ngDeepText() {
   return parts.join("\n");
 }
 
+// The WebRTC samples waiting in a window and in its frames of the same site, at any
+// depth (stop: their samplers stopped too); frames of another site are read through
+// WebDriver (webrtc.py).
+function ngRtcTake(win, stop) {
+  const out = [];
+  let rtc;
+  try {
+    rtc = win.__netgentRtc;
+  } catch (e) {
+    return out;  // a frame of another site
+  }
+  if (rtc && rtc.take) {
+    if (stop) clearInterval(rtc.timer);
+    out.push(...rtc.take());
+  }
+  for (let i = 0; i < win.frames.length; i++) out.push(...ngRtcTake(win.frames[i], stop));
+  return out;
+}
+
 // How many custom elements (a name with "-") of the page have no shadow root a script
 // here sees: each may hold a closed root its HTML declared (<template shadowrootmode=
 // "closed">), which only DevTools reaches (declared.py hands those over).

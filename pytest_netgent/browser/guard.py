@@ -55,6 +55,11 @@ class NavigationGuard:
         self._tabs: dict[str, str] = {}
         """Each watched tab's session and its target (its main frame's) id."""
         self._pending: dict[int, Callable[[dict[str, Any]], None]] = {}
+        self._frames: set[str] = set()
+        """The sessions of the frames of other sites attached now."""
+        self._run_scripts: dict[str, dict[str, str]] = {}
+        """Scripts a run added for frames of other sites (:meth:`add_frame_script`), and
+        each frame session's identifier of it."""
         self._thread = threading.Thread(target=self._read, name="netgent-guard", daemon=True)
         self._thread.start()
         # new tabs and windows pause until their requests are watched; existing tabs join
@@ -81,6 +86,31 @@ class NavigationGuard:
         with contextlib.suppress(Exception):  # closing a connection already gone
             self._ws.close()
         self._thread.join(timeout=5)
+
+    def add_frame_script(self, source: str) -> None:
+        """Run ``source`` in every frame of another site, before its own scripts, until
+        :meth:`drop_frame_script`: in those attached now (at once, and in their next
+        documents) and in those to come (a tab's own frames get it from the tab)."""
+        if source in self._run_scripts:
+            return
+        self._run_scripts[source] = {}
+        for session in list(self._frames):
+            self._add_script(session, source)
+
+    def drop_frame_script(self, source: str) -> None:
+        """No more of ``source`` in the frames' next documents (the run is over)."""
+        for session, identifier in self._run_scripts.pop(source, {}).items():
+            if session in self._frames:
+                params = {"identifier": identifier}
+                self._send("Page.removeScriptToEvaluateOnNewDocument", params, session)
+
+    def _add_script(self, session: str, source: str) -> None:
+        def keep(result: dict[str, Any]) -> None:
+            if source in self._run_scripts and result.get("identifier"):
+                self._run_scripts[source][session] = str(result["identifier"])
+
+        params = {"source": source, "runImmediately": True}
+        self._send("Page.addScriptToEvaluateOnNewDocument", params, session, then=keep)
 
     # ------------------------------------------------------------------ protocol
 
@@ -175,12 +205,17 @@ class NavigationGuard:
             session, target = str(params["sessionId"]), params.get("targetInfo") or {}
             if target.get("type") == "page":
                 self._watch(session, str(target.get("targetId", "")))
-            elif target.get("type") == "iframe" and self.frame_scripts:
-                self._prepare(session)
+            elif target.get("type") == "iframe":
+                self._frames.add(session)
+                if self.frame_scripts:
+                    self._prepare(session)
+                for source in list(self._run_scripts):
+                    self._add_script(session, source)
             # the tab (or a worker) was held at its start for this guard: let it run
             self._send("Runtime.runIfWaitingForDebugger", {}, session)
         elif method == "Target.detachedFromTarget":
             self._tabs.pop(params.get("sessionId", ""), None)
+            self._frames.discard(params.get("sessionId", ""))
         elif method == "Fetch.requestPaused":
             self._decide(params, message.get("sessionId", ""))
 

@@ -17,12 +17,13 @@ import contextlib
 import json
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from ..system.redaction import redact_values
+from .chain import Chain
 from .meter import Meter
-from .page import script
+from .page import FAR_FRAMES, script
 from .session import browser_gone, cdp
 from .tabs import TabMemory
 from .video import OutputPathError, output_path
@@ -42,8 +43,20 @@ outbound stream), ``frames``, ``frames_per_second``, ``width`` and ``height``.""
 INTERVAL_S = 1.0
 """Seconds between two samples of a connection."""
 
-TAKE = "return window.__netgentRtc ? window.__netgentRtc.take() : [];"
-STOP = "const r = window.__netgentRtc; if (!r) return []; clearInterval(r.timer); return r.take();"
+TAKE = "return ngRtcTake(window, false);"
+STOP = "return [ngRtcTake(window, true), ngFarFrames()];"
+"""(with deep.js) Take the samples of the page and its frames of the same site; STOP
+stops their samplers too, and lists the frames of other sites to stop next."""
+
+
+class FrameScripts(Protocol):
+    """What runs a script in the frames of other sites (the browser's navigation guard:
+    Chromium runs them as targets of their own, out of a tab's reach)."""
+
+    def add_frame_script(self, source: str) -> None: ...
+
+    def drop_frame_script(self, source: str) -> None: ...
+
 
 _TOTALS = """
 const done = arguments[arguments.length - 1];
@@ -94,6 +107,10 @@ class WebrtcMeter(Meter):
     """The tabs (window handles) whose pages are tracked."""
     _scripts: dict[str, str] = {}  # noqa: RUF012 (replaced, never changed in place)
     """Each tracked tab's new-document script."""
+    frames: FrameScripts | None = None
+    """Runs the tracker in the frames of other sites too (a call embedded from another
+    site); ``None``: a browser without a guard of ours (Grid, UC), whose frames of other
+    sites are not tracked."""
 
     @property
     def active(self) -> bool:
@@ -110,6 +127,8 @@ class WebrtcMeter(Meter):
         if isinstance(answer, dict) and answer.get("identifier"):
             self._scripts = {**self._scripts, handle: str(answer["identifier"])}
         self.driver.execute_script(source)
+        if self.frames is not None:
+            self.frames.add_frame_script(source)
         self.tabs = self.tabs | {handle}
 
     def follow(self) -> None:
@@ -131,23 +150,50 @@ class WebrtcMeter(Meter):
     def poll(self) -> None:
         """Take the samples waiting in the current page (long waits call it)."""
         if self.active:
-            self.collect(self.driver.execute_script(TAKE))
+            self.collect(self.driver.execute_script(script("deep.js") + TAKE))
 
     def close(self) -> None:
         """The run ended: take what every tracked tab still holds, in time order."""
         if not self.active:
             return
         self._each_tab(self._stop, self.tabs)
+        if self.frames is not None:
+            self.frames.drop_frame_script(tracker_source())
         self.tabs, self._scripts = frozenset(), {}
         self.samples.sort(key=lambda s: s["time"])
 
     def _stop(self) -> None:
-        """In the current tab: the last samples, the sampler stopped, and no tracker in
-        the pages it loads next (the browser may serve another run)."""
-        self.collect(self.driver.execute_script(STOP))
-        script = self._scripts.get(self.driver.current_window_handle)
-        if script is not None:
-            cdp(self.driver, "Page.removeScriptToEvaluateOnNewDocument", {"identifier": script})
+        """In the current tab: the last samples (of its frames too), the samplers
+        stopped, and no tracker in the pages it loads next (the browser may serve another
+        run)."""
+        raw, far = self.driver.execute_script(script("deep.js") + STOP)
+        self.collect(raw)
+        self._stop_far([str(path) for path in far])
+        added = self._scripts.get(self.driver.current_window_handle)
+        if added is not None:
+            cdp(self.driver, "Page.removeScriptToEvaluateOnNewDocument", {"identifier": added})
+
+    def _stop_far(self, queue: list[str]) -> None:
+        """The last samples of the tab's frames of other sites (``queue``: their paths,
+        at most :data:`FAR_FRAMES`), entered through WebDriver, with their samplers
+        stopped; a frame gone meanwhile has nothing to give."""
+        from selenium.common.exceptions import WebDriverException
+
+        chain = Chain(self.driver)
+        for _ in range(FAR_FRAMES):
+            if not queue:
+                break
+            path = queue.pop(0)
+            try:
+                if chain.enter(path):
+                    raw, inner = self.driver.execute_script(script("deep.js") + STOP)
+                    self.collect(raw)
+                    queue += [f"{path} >> {link}" for link in inner]
+            except WebDriverException as exc:
+                if browser_gone(exc):
+                    raise
+            finally:
+                chain.leave()
 
     def summary(self, meeting_url: str) -> dict[str, Any]:
         """NetGent's ``collect_webrtc_metrics`` document: for each tab on the meeting's

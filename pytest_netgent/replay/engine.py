@@ -126,7 +126,7 @@ class Engine:
         self._url = ""
         self._fresh = True  # no real page loaded yet: start-page checks hold on any
         output = settings.output_dir or Path.cwd()
-        self.tools = RunTools.start(driver, self.redact, output, env_of(secrets))
+        self.tools = RunTools.start(driver, self.redact, output, env_of(secrets), self.guard)
         self.sampler, self.webrtc = self.tools.sampler, self.tools.webrtc
         self.watchdog = Watchdog(driver)
         self._watched: set[str] = set()
