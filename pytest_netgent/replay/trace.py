@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..browser.chain import Chain
+from ..browser.declared import adopt_declared_roots
 from ..browser.page import FAR_FRAMES, script
 from ..browser.session import browser_log, cdp
 from ..system import atomic
@@ -99,7 +100,7 @@ const snap = (doc, prefix) => {
   const inlined = new RegExp(mark + '="(\\\\d+)"', 'g');
   return html.replace(inlined, (_, n) => 'srcdoc="' + attr(frames[Number(n)]) + '"');
 };
-return [snap(document, ''), mark + '-far', far];
+return [snap(document, ''), mark + '-far', far, ngUnseenHosts()];
 """
 """The page as HTML, its shadow roots (open, and closed ones shadow.js kept) written as
 declarative ``<template shadowrootmode>``, so a snapshot shows web components' content;
@@ -115,7 +116,9 @@ def _snapshot(
     each frame of another origin entered through WebDriver (at most FAR_FRAMES in all)
     and written into its ``srcdoc`` as the frames of the page's own origin are."""
     budget = [FAR_FRAMES] if budget is None else budget
-    html, mark, far = driver.execute_script(script("deep.js") + _SNAPSHOT)
+    html, mark, far, unseen = driver.execute_script(script("deep.js") + _SNAPSHOT)
+    if unseen and not path and adopt_declared_roots(driver):  # closed roots the HTML declared
+        html, mark, far, unseen = driver.execute_script(script("deep.js") + _SNAPSHOT)
     html = str(html or "")
     for number, link in enumerate(far):
         inner = ""
