@@ -258,6 +258,26 @@ def test_a_closed_root_the_html_declares_is_seen_checked_and_acted_in(
     assert tick.matched == [0], tick.results
 
 
+def test_a_closed_root_the_html_declares_in_a_frame_of_another_site_is_seen(
+    netgent_browser: NetgentBrowser, base_url: str
+) -> None:
+    """The coupon form framed from the other host name: Chromium runs the frame in a
+    process of its own, where the browser's guard hands its declared root over once the
+    frame has loaded; observation and text checks then see inside."""
+    driver = netgent_browser.driver
+    driver.get(base_url + "/components/embed-declared")
+    field = "#coupon >> ng-coupon >> #code"
+    tick = evaluate(driver, [{"checks": [element(field), text("No code applied")]}], None, 5000)
+    assert tick.matched == [0], tick.results
+    seen: list[str] = []
+    until = time.monotonic() + 5
+    while "Promo code" not in seen and time.monotonic() < until:
+        seen = [e.name for e in observe(driver).elements]
+    page = observe(driver)
+    box = next(e for e in page.elements if e.name == "Promo code")
+    assert box.within == "#coupon >> ng-coupon" and box.selectors[0].selector == field
+
+
 def test_a_page_with_custom_elements_is_asked_once_for_hidden_roots(
     netgent_browser: NetgentBrowser, base_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,13 +8,16 @@ finds every closed root of the tab's page (its frames of the same process includ
 checks, observation and snapshots look for closed roots. It is called where a look at the
 page must be whole (observation for synthesis and reports) and when a check's chain meets
 a host whose root no script can see; a replay on pages without them never pays for it.
-Frames of another origin (another process) are not reached: actions and checks there go
-through WebDriver, which enters closed roots itself.
+Frames of another site (Chromium runs them in a process of their own) get the same from
+the browser's navigation guard, which holds a DevTools session in each: once each of
+their documents has loaded (:func:`adopt_in_frame`). Actions there go through WebDriver,
+which enters closed roots itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .session import browser_gone, cdp
@@ -93,3 +96,51 @@ def adopt_declared_roots(driver: WebDriver) -> int:
             except WebDriverException as exc:
                 if browser_gone(exc):
                     raise
+
+
+Send = Callable[..., None]
+"""The guard's ``_send(method, params, session, then=callback)``: a DevTools command in
+one target's session, its answer's result given to ``then`` (``{}`` when it failed)."""
+
+
+def _quietly(step: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    """``step``, ending the hand-over quietly when an answer is not what it needs (the
+    frame navigated or closed meanwhile): nothing of it may fail the guard."""
+
+    @functools.wraps(step)
+    def run(result: dict[str, Any]) -> None:
+        try:
+            step(result)
+        except Exception:  # a frame gone between two answers: its next load asks again
+            return
+
+    return run
+
+
+def adopt_in_frame(send: Send, session: str) -> None:
+    """:func:`adopt_declared_roots` in the frame of another site attached as ``session``
+    (its document has loaded), through the guard's connection, answers arriving on its
+    thread; ``DOM.disable`` after the one look, so the frame's changes send no events."""
+
+    def tree(result: dict[str, Any]) -> None:
+        send("DOM.disable", {}, session)
+        nodes = [node for pair in closed_roots(result["root"]) for node in pair]
+        objects: list[dict[str, str]] = []
+
+        def resolved(answer: dict[str, Any]) -> None:
+            objects.append({"objectId": str(answer["object"]["objectId"])})
+            if len(objects) == len(nodes):  # answers come in order: host, root, host...
+                call = {"functionDeclaration": ADOPT, "objectId": objects[0]["objectId"]}
+                release = {"objectGroup": GROUP}
+                send(
+                    "Runtime.callFunctionOn",
+                    {**call, "arguments": objects, "returnByValue": True},
+                    session,
+                    then=_quietly(lambda _: send("Runtime.releaseObjectGroup", release, session)),
+                )
+
+        for node in nodes:
+            params = {"backendNodeId": node, "objectGroup": GROUP}
+            send("DOM.resolveNode", params, session, then=_quietly(resolved))
+
+    send("DOM.getDocument", {"depth": -1, "pierce": True}, session, then=_quietly(tree))

@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .declared import adopt_in_frame
+
 Allow = Callable[[str], bool]
 """Whether the browser may open a URL."""
 
@@ -218,6 +220,9 @@ class NavigationGuard:
             self._frames.discard(params.get("sessionId", ""))
         elif method == "Fetch.requestPaused":
             self._decide(params, message.get("sessionId", ""))
+        elif method == "Page.loadEventFired" and message.get("sessionId") in self._frames:
+            # a frame of another site loaded: the closed roots its HTML declared, kept
+            adopt_in_frame(self._send, str(message["sessionId"]))
 
     def _decide(self, params: dict[str, Any], session: str) -> None:
         url = str(params.get("request", {}).get("url", ""))
