@@ -258,6 +258,9 @@ def main() -> None:
                 got, seconds = record(work / config / group, [group], CONFIGS[config], reference)
                 rows[config].update(got)
                 wall[config] += seconds
+                # as it goes: a run of hours stopped early still shows what it measured
+                for key, row in sorted(got.items()):
+                    print(f"{config} {key[0]}/{key[1]}: {cell(row)}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
