@@ -1116,3 +1116,38 @@ def test_a_socket_path_too_long_is_named_as_the_cause() -> None:
     assert socket_room("/tmp") > 0
     assert socket_room("/tmp/" + "x" * 56) == 0  # 61 characters: the longest that fits
     assert socket_room("/tmp/" + "x" * 57) < 0
+
+
+VANISHING_DRIVER = """
+import socket, sys
+port = int(next(a for a in sys.argv if a.startswith("--port=")).split("=")[1])
+with open(sys.argv[0] + ".starts", "a") as log:
+    log.write("start\\n")
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", port))
+server.listen()
+server.accept()[0].close()  # it answers that it listens...
+server.accept()[0].close()  # ...then its process goes away, the new session unanswered
+"""
+
+
+def test_a_chromedriver_that_goes_away_as_it_starts_is_tried_again_then_named(
+    tmp_path: Path,
+) -> None:
+    """A ChromeDriver whose process goes away once it has listened (a loaded machine,
+    something ending its processes) fails the start with an error naming it and what to
+    check, never a transport's traceback (older Selenium let that out: then the start is
+    tried once more with a new ChromeDriver)."""
+    from pytest_netgent.browser.session import BrowserOptions, start_browser
+    from pytest_netgent.errors import BrowserError
+
+    fake = tmp_path / "chromedriver"
+    fake.write_text(f"#!{sys.executable}\n{VANISHING_DRIVER}", encoding="utf-8")
+    fake.chmod(0o755)
+    with pytest.raises(BrowserError) as failed:
+        start_browser(BrowserOptions(chromedriver=str(fake)))
+    said = str(failed.value)
+    assert str(fake) in said and ("stopped answering" in said or "did not start" in said), said
+    starts = (tmp_path / "chromedriver.starts").read_text().count("start")
+    assert starts == (2 if "stopped answering" in said else 1), (starts, said)

@@ -173,31 +173,57 @@ def start_browser(options: BrowserOptions) -> WebDriver:
     temp = browser_temp(options.temp_dir)
     env = owned_env({**os.environ, "TMPDIR": temp} if temp else None)
     popen: dict[str, Any] = {"group": options.group} if options.group else {}
-    service = Service(driver_path, port=options.driver_port, env=env, popen_kw=popen)
-    try:
-        driver = webdriver.Chrome(service=service, options=chrome_options)
-    except BaseException as exc:  # cleaned up, then raised as it came
-        # a start cut short (a timeout's signal, Ctrl-C) leaves ChromeDriver running
-        with contextlib.suppress(Exception):  # ChromeDriver already gone
-            service.stop()
-        if options.user_data_dir:
-            end_profile_processes(options.user_data_dir)
-        if not isinstance(exc, WebDriverException):
-            raise
-        temp = temp or tempfile.gettempdir()
-        if socket_room(temp) < 0:
-            raise BrowserError(
-                f"Chromium ({browser}) did not start through {driver_path}: its temporary "
-                f"folder {temp} ({len(temp)} characters) is too long for the socket Chromium "
-                f"makes in it ({SOCKET_MAX} bytes at most for {temp}{SOCKET_TAIL}): set TMPDIR "
-                "to a shorter folder, e.g. TMPDIR=/tmp"
-            ) from None
-        raise BrowserError(
-            f"Chromium ({browser}) did not start through {driver_path}: "
-            f"{_first_line(exc.msg)}; check that chromium and chromium-driver are the same "
-            "version, or pass flags with --netgent-browser-arg"
-        ) from None
+    for attempt in range(1, START_ATTEMPTS + 1):
+        service = Service(driver_path, port=options.driver_port, env=env, popen_kw=popen)
+        try:
+            driver = webdriver.Chrome(service=service, options=chrome_options)
+            break
+        except BaseException as exc:  # cleaned up, then raised as it came
+            # a start cut short (a timeout's signal, Ctrl-C) leaves ChromeDriver running
+            with contextlib.suppress(Exception):  # ChromeDriver already gone
+                service.stop()
+            if options.user_data_dir:
+                end_profile_processes(options.user_data_dir)
+            if not _driver_gone(exc):
+                if isinstance(exc, WebDriverException):
+                    raise _start_error(exc, browser, driver_path, temp) from None
+                raise
+            if attempt == START_ATTEMPTS:
+                raise BrowserError(
+                    f"ChromeDriver ({driver_path}) stopped answering while it started Chromium, "
+                    f"{START_ATTEMPTS} times ({_first_line(str(exc))}); check that it runs on "
+                    "its own (chromedriver --version) and that nothing ends its processes"
+                ) from None
     return _ready(driver, options)
+
+
+START_ATTEMPTS = 2  # ChromeDriver processes tried for a browser when one goes away
+
+
+def _driver_gone(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) says ChromeDriver stopped answering."""
+    from urllib3.exceptions import HTTPError as TransportError
+
+    while exc is not None and not isinstance(exc, (ConnectionError, TransportError)):
+        exc = exc.__cause__ or exc.__context__
+    return exc is not None
+
+
+def _start_error(exc: Any, browser: str, driver_path: str, temp: str) -> BrowserError:
+    """What a start that WebDriver refused (``exc``) means, and what to do."""
+    temp = temp or tempfile.gettempdir()
+    if socket_room(temp) < 0:
+        return BrowserError(
+            f"Chromium ({browser}) did not start through {driver_path}: its temporary "
+            f"folder {temp} ({len(temp)} characters) is too long for the socket Chromium "
+            f"makes in it ({SOCKET_MAX} bytes at most for {temp}{SOCKET_TAIL}): set TMPDIR "
+            "to a shorter folder, e.g. TMPDIR=/tmp"
+        )
+    return BrowserError(
+        f"Chromium ({browser}) did not start through {driver_path}: "
+        f"{_first_line(exc.msg)}; check that chromium and chromium-driver are the same "
+        "version, or pass flags with --netgent-browser-arg"
+    )
 
 
 def grid_status(url: str, timeout: float = 5.0) -> tuple[bool, str]:

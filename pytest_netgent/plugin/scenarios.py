@@ -412,6 +412,8 @@ class _Run:
                     pool.start()
                 except BrowserError as exc:
                     errors.append(f"member {name!r}: {exc.report()}")
+                except Exception as exc:  # the member's failure, never an unhandled thread's
+                    errors.append(f"member {name!r}: its browser did not start: {exc!r}")
 
             thread = threading.Thread(target=start, name=f"netgent-start-{member.name}")
             thread.start()
