@@ -141,9 +141,10 @@ class _Handler(Handler):
             self._answer({"ok": False, "message": "a pick is being tried; wait for it"})
             return
         try:
-            self._answer(try_pick(self.server, self.rfile.read(length)))
+            answer = try_pick(self.server, self.rfile.read(length))
         finally:
             self.server.busy.release()
+        self._answer(answer)  # free before the page hears back: its next pick is taken
 
     def _answer(self, answer: dict[str, Any]) -> None:
         headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
