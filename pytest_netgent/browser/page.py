@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -216,22 +217,32 @@ sampler's start) enters."""
 def _far_text(chain: Chain, text: str) -> tuple[bool, str]:
     """Whether a frame of another origin, anywhere in the page (in shadow roots, in other
     frames), shows ``text``."""
-    driver = chain.driver
     chain.leave()
-    queue = list(driver.execute_script(script("deep.js") + "return ngFarFrames();"))
-    for _ in range(FAR_FRAMES):
-        if not queue:
-            break
-        path = queue.pop(0)
-        if chain.enter(path):
-            shown, inner = driver.execute_script(
-                script("deep.js") + "return [ngDeepText(), ngFarFrames()];"
-            )
-            if text in str(shown):
-                return True, ""
-            queue += [f"{path} >> {link}" for link in inner]
-        chain.leave()
+    queue = list(chain.driver.execute_script(script("deep.js") + "return ngFarFrames();"))
+    for shown in in_far_frames(chain, queue, "ngDeepText()"):
+        if text in str(shown):
+            return True, ""
     return False, "not on the page nor in its frames"
+
+
+def in_far_frames(chain: Chain, queue: list[str], look: str) -> Iterator[Any]:
+    """What the expression ``look`` (deep.js's helpers at hand) is in each frame of
+    another origin on ``queue`` (their chains) and in those inside them, entered through
+    WebDriver, at most :data:`FAR_FRAMES`; back in the page after each."""
+    source = script("deep.js") + f"return [{look}, ngFarFrames()];"
+    try:
+        for _ in range(FAR_FRAMES):
+            if not queue:
+                break
+            path = queue.pop(0)
+            if chain.enter(path):
+                value, inner = chain.driver.execute_script(source)
+                chain.leave()
+                queue += [f"{path} >> {link}" for link in inner]
+                yield value
+            chain.leave()
+    finally:
+        chain.leave()
 
 
 @cache

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from ..system.redaction import redact_values
 from .chain import Chain
 from .meter import Meter
-from .page import FAR_FRAMES, script
+from .page import in_far_frames, script
 from .session import browser_gone, cdp
 from .tabs import TabMemory
 from .video import OutputPathError, output_path
@@ -174,26 +174,19 @@ class WebrtcMeter(Meter):
             cdp(self.driver, "Page.removeScriptToEvaluateOnNewDocument", {"identifier": added})
 
     def _stop_far(self, queue: list[str]) -> None:
-        """The last samples of the tab's frames of other sites (``queue``: their paths,
-        at most :data:`FAR_FRAMES`), entered through WebDriver, with their samplers
-        stopped; a frame gone meanwhile has nothing to give."""
+        """The last samples of the tab's frames of other sites (``queue``: their paths),
+        entered through WebDriver, with their samplers stopped; a frame gone meanwhile
+        has nothing to give. Only where the guard tracked them (none on a Grid or UC)."""
         from selenium.common.exceptions import WebDriverException
 
-        chain = Chain(self.driver)
-        for _ in range(FAR_FRAMES):
-            if not queue:
-                break
-            path = queue.pop(0)
-            try:
-                if chain.enter(path):
-                    raw, inner = self.driver.execute_script(script("deep.js") + STOP)
-                    self.collect(raw)
-                    queue += [f"{path} >> {link}" for link in inner]
-            except WebDriverException as exc:
-                if browser_gone(exc):
-                    raise
-            finally:
-                chain.leave()
+        if self.frames is None:
+            return
+        try:
+            for raw in in_far_frames(Chain(self.driver), queue, "ngRtcTake(window, true)"):
+                self.collect(raw)
+        except WebDriverException as exc:
+            if browser_gone(exc):
+                raise
 
     def summary(self, meeting_url: str) -> dict[str, Any]:
         """NetGent's ``collect_webrtc_metrics`` document: for each tab on the meeting's
