@@ -290,7 +290,9 @@ def test_each_scenario_member_has_its_own_card(pytester: pytest.Pytester, driver
     shutil.copytree(ROOT / "example_suites" / "wiki", pytester.path / "wiki")
     pytester.makeconftest(CONFTEST)
     (pytester.path / "a_pair.netgent.yaml").write_text(PAIR, encoding="utf-8")
-    pytester.makepyfile(test_z_after="import time\n\ndef test_after():\n    time.sleep(6)\n")
+    # the item after the pair holds the run until the page has been looked at, so no
+    # later item's card can appear beside the members' while the test reads them
+    pytester.makepyfile(test_b_hold=HOLD)
     port = free_port()
     command = [sys.executable, "-m", "pytest", *QUIET, "-p", "no:cacheprovider", "-q"]
     proc = subprocess.Popen(
@@ -318,9 +320,22 @@ def test_each_scenario_member_has_its_own_card(pytester: pytest.Pytester, driver
                       "'summary').textContent.includes('2 running')")  # fmt: skip
         time.sleep(1)
         assert all(c["item"].endswith("a_pair.netgent.yaml::pair") for c in cards(driver).values())
+        (pytester.path / "release").touch()
         output = proc.communicate(timeout=120)[0]
     assert proc.returncode == 0, output
 
+
+HOLD = """\
+import pathlib
+import time
+
+
+def test_hold():
+    deadline = time.monotonic() + 120
+    while not pathlib.Path("release").exists():
+        assert time.monotonic() < deadline, "the outer test never released the run"
+        time.sleep(0.1)
+"""
 
 PAIR = """\
 name: pair
