@@ -116,6 +116,22 @@ def test_type_into_fields_by_label_placeholder_and_role(page_at: Any, ctx: Conte
     assert act(ctx, login, "Type 'QUIC' into the search box")[0]["params"]["text"] == "{query}"
 
 
+def test_a_search_is_typed_into_the_search_field_and_sent(page_at: Any, ctx: Context) -> None:
+    home = page_at("/wiki/")
+    sent = [
+        {"type": "type", "params": {"by": "css selector", "selector": "#search-input",
+                                    "text": "{query}"}},
+        {"type": "press_key", "params": {"key": "Enter"}},
+    ]  # fmt: skip
+    assert act(ctx, home, "Search for {query}") == sent
+    assert act(ctx, home, "Look up 'QUIC'") == sent  # the var's value, stored as its name
+    assert act(ctx, home, "search {query} in the search box") == sent
+    login = page_at("/wiki/login")
+    assert act(ctx, login, "Search for {query} using the Username field")[0]["params"][
+        "selector"
+    ] == "#username"  # fmt: skip
+
+
 def test_click_by_quoted_text_role_and_synonym(page_at: Any, ctx: Context) -> None:
     login = page_at("/wiki/login")
     # "Log in" is both a link in the header and the form's button: the role decides

@@ -31,6 +31,10 @@ states:
     end: Read
 """
 
+# The model decides every step: the scripted replies are its answers to each stage in turn
+# (with the builtin first, it would decide most of these steps itself).
+MODEL_DECIDES = ("--netgent-record", "--netgent-llm-only")
+
 # The fake model: replies in order, records every prompt to prompts.json.
 CONFTEST = """
 import json
@@ -114,7 +118,7 @@ def prompts(project: Project) -> list[str]:
 def test_record_with_llm_then_replay_without_it(project: Project) -> None:
     project.workflow("vague", VAGUE)
     model_project(project, VAGUE_REPLIES)
-    result = project.run("--netgent-record")
+    result = project.run(*MODEL_DECIDES)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
@@ -171,10 +175,43 @@ def test_literal_steps_cost_no_llm_call(project: Project) -> None:
     result.stdout.fnmatch_lines(["*steps resolved: * by builtin, 0 by the LLM; LLM calls: 0*"])
 
 
+def test_beside_the_builtin_the_model_decides_only_what_the_builtin_declines(
+    project: Project,
+) -> None:
+    """A vague trigger and a search the builtin reads itself (its landmarks, its search
+    rule); the one instruction it cannot read goes to the model: one call, and the item
+    records as it would with the builtin alone, plus that step."""
+    project.workflow(
+        "vague",
+        """
+        name: vague
+        start_url: "{base_url}/wiki/"
+        vars: {topic: QUIC}
+        states:
+          - name: Start
+            triggers: [We are at the beginning]
+            actions: ['Search for {topic}']
+          - name: Found
+            triggers: [The URL contains /search]
+            actions: [Go with your favourite]
+          - name: Reading
+            triggers: [An article heading is shown]
+            end: Read
+        """,
+    )
+    model_project(project, [reply(action="click", mmid=5, params={}, done=True, reasoning="1st")])
+    result = project.run("--netgent-record")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*steps resolved: * by builtin, 1 by the LLM; LLM calls: 1,*"])
+    (sent,) = prompts(project)
+    assert "# Instruction: Go with your favourite" in sent
+    project.run().assert_outcomes(passed=1)
+
+
 def test_garbage_output_is_retried_then_fails_with_cache_untouched(project: Project) -> None:
     project.workflow("vague", VAGUE)
     model_project(project, ["I think it is the Start state!", '{"state": 3}', '{"state": "Begin"}'])
-    result = project.run("--netgent-record")
+    result = project.run(*MODEL_DECIDES)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -225,7 +262,7 @@ def test_secret_never_reaches_the_model(project: Project) -> None:
     )
     os.environ["NETGENT_LLM_PASSWORD"] = "netgent-pass"
     try:
-        result = project.run("--netgent-record", "-rA")
+        result = project.run(*MODEL_DECIDES, "-rA")
     finally:
         del os.environ["NETGENT_LLM_PASSWORD"]
     result.assert_outcomes(passed=1)
@@ -304,7 +341,7 @@ def test_provider_model_without_langchain_names_the_install_line(
 def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_url: str) -> None:
     project.workflow("vague", VAGUE)
     model_project(project, VAGUE_REPLIES)
-    project.run("--netgent-record").assert_outcomes(passed=1)
+    project.run(*MODEL_DECIDES).assert_outcomes(passed=1)
     cache = project.path / "__netgent__" / "vague" / "vague.json"
     recorded = cache.read_text()
     doc = json.loads(recorded)
@@ -366,18 +403,18 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
 def test_screenshots_only_for_models_that_accept_images(project: Project) -> None:
     project.workflow("vague", VAGUE)
     model_project(project, VAGUE_REPLIES, profile={"image_inputs": True})
-    project.run("--netgent-record").assert_outcomes(passed=1)
+    project.run(*MODEL_DECIDES).assert_outcomes(passed=1)
     assert json.loads((project.path / "images.json").read_text()) == [True] * 9
     (project.path / "__netgent__" / "vague" / "vague.json").unlink()
     model_project(project, VAGUE_REPLIES)  # no profile: text only
-    project.run("--netgent-record").assert_outcomes(passed=1)
+    project.run(*MODEL_DECIDES).assert_outcomes(passed=1)
     assert json.loads((project.path / "images.json").read_text()) == [False] * 9
 
 
 def test_the_llm_budget_stops_a_model_that_never_reaches_the_end(project: Project) -> None:
     project.workflow("vague", VAGUE)
     model_project(project, VAGUE_REPLIES)
-    result = project.run("--netgent-record", "--netgent-llm-calls", "4")
+    result = project.run(*MODEL_DECIDES, "--netgent-llm-calls", "4")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -419,7 +456,7 @@ def netgent_llm():
 def test_a_failing_model_is_its_own_cause(project: Project, error: str, shown: str) -> None:
     project.workflow("vague", VAGUE)
     project.pytester.makeconftest(FAILING_MODEL.format(error=error))
-    result = project.run("--netgent-record")
+    result = project.run(*MODEL_DECIDES)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [

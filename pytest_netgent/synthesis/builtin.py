@@ -108,6 +108,21 @@ class BuiltinSynthesiser:
             return [Action(type="scroll", params=params)]
         if m := re.fullmatch(r"scroll to(?: the)? (.+)", text, re.I):
             return [Action(type="scroll_to", params=locate(parse_target(m[1]), page))]
+        return self._element_actions(ctx, page, text)
+
+    def _element_actions(self, ctx: Context, page: Observation, text: str) -> list[Action]:
+        """Instructions that name an element: type, search, select, hover, switch, click."""
+        low = text.lower().rstrip(".")
+        if m := re.fullmatch(
+            r"(?:search(?: for)?|look up) (.+?)(?: (?:in|on|using|with) (the .+))?", text, re.I
+        ):
+            # a search is typed into the page's search field (or the one named) and sent
+            value = templatise(unquote(m[1])[0], ctx)
+            loc = locate(parse_target(m[2] or "the search box"), page, want="text")
+            return [
+                Action(type="type", params={**loc, "text": value}),
+                Action(type="press_key", params={"key": "Enter"}),
+            ]
         if m := re.fullmatch(
             r"(?:type|enter|input|fill in|write) (.+?) (?:into|in|on) (.+)", text, re.I
         ):

@@ -12,8 +12,8 @@ supports it, else by parsing JSON from the reply. Invalid replies are retried a 
 number of times, then the step is :class:`~pytest_netgent.synthesis.Unresolved` with
 what the model said. Every call and its tokens are counted in :attr:`usage`.
 
-The :class:`TieredSynthesiser` asks the builtin rules first, so literal steps cost no
-LLM call.
+The :class:`TieredSynthesiser` asks the builtin rules first: the model is asked only
+what they decline.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ..errors import ModelError
 from ..workflow.automaton import CSS_ONLY, Action, Check
 from ..workflow.messages import ActionOutput, Toolcall, format_context
 from ..workflow.spec import StateSpec
-from . import Context, Unresolved, Usage
+from . import Context, NothingApplies, Unresolved, Usage
 from .answers import (
     ON_ELEMENT,
     action_answer,
@@ -546,7 +546,9 @@ def _model_name(model: Any) -> str:
 
 
 class TieredSynthesiser:
-    """Builtin rules first; only what they cannot resolve goes to the LLM."""
+    """Builtin rules first; only what they decline goes to the LLM. The builtin decides
+    whatever it would decide alone (its landmarks for a vague trigger, the state declared
+    next), so an item records at least as well as with the builtin alone."""
 
     def __init__(self, builtin: BuiltinSynthesiser, llm: LLMSynthesiser) -> None:
         self.builtin = builtin
@@ -566,13 +568,17 @@ class TieredSynthesiser:
         self, ctx: Context, page: Observation, candidates: list[StateSpec]
     ) -> StateSpec:
         try:
-            return self.builtin.select_state(ctx, page, candidates, only_verified=True)
+            return self.builtin.select_state(ctx, page, candidates)
+        except NothingApplies:
+            if ctx.looked < ctx.settle:
+                raise  # the page may still be loading: read it again before asking
+            return self.llm.select_state(ctx, page, candidates)
         except Unresolved:
             return self.llm.select_state(ctx, page, candidates)
 
     def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
         try:
-            return self.builtin.define_triggers(ctx, page, state, only_literal=True)
+            return self.builtin.define_triggers(ctx, page, state)
         except Unresolved:
             return self.llm.define_triggers(ctx, page, state)
 
