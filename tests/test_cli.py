@@ -147,8 +147,8 @@ def test_generate_with_a_chat_model_named_in_a_keys_file(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A module with a scripted model: the builtin rules decide the literal steps; the
-    # model is asked which state applies on the blank start page and how to see it.
+    # A module with a scripted model: the builtin rules decide what they can read; the
+    # model is asked for the one instruction they cannot.
     (tmp_path / "scripted_model.py").write_text(
         textwrap.dedent(
             """
@@ -157,8 +157,8 @@ def test_generate_with_a_chat_model_named_in_a_keys_file(
             from langchain_core.messages import AIMessage
 
             REPLIES = [
-                {"state": "Start", "reasoning": "a blank page: the run has just begun"},
-                {"checks": ["c1"], "reasoning": "the start page's URL"},
+                {"action": "navigate", "params": {"url": "{base_url}/wiki/login"},
+                 "done": True, "reasoning": "the sign-in form is at /wiki/login"},
             ]
             usage = {"input_tokens": 40, "output_tokens": 8, "total_tokens": 48}
             model = GenericFakeChatModel(
@@ -174,17 +174,17 @@ def test_generate_with_a_chat_model_named_in_a_keys_file(
         {"model": "scripted_model:model", "env": {"SCRIPTED_KEY": "sk-test-123"}},
     )
     prompts = [dict(p) for p in LOGIN_PROMPTS]
-    prompts[0]["triggers"] = ["If nothing has been opened yet"]  # not literal: the model
+    prompts[0]["actions"] = ["Bring up the sign-in form"]  # no rule reads it: the model
     status, stdout, err = netgent(
         capsys, "-g", str(keys), json.dumps(CREDENTIALS),
         str(write(tmp_path / "p.json", prompts)), "--var", f"base_url={base_url}",
     )  # fmt: skip
     assert status == 0, err
-    assert "2 LLM calls, 96 tokens" in err
+    assert "1 LLM calls, 48 tokens" in err
     assert [s["name"] for s in json.loads(stdout)] == ["Start", "Login form", "Account page"]
     import scripted_model  # type: ignore[import-not-found]
 
-    assert next(scripted_model.model.messages, None) is None  # both replies were used
+    assert next(scripted_model.model.messages, None) is None  # its reply was used
     import os
 
     assert os.environ["SCRIPTED_KEY"] == "sk-test-123"
