@@ -88,7 +88,10 @@ def test_a_call_embedded_from_another_site_is_sampled_too(
             {
                 "name": "In call",
                 "checks": [{"type": "element", "params": leave}],
-                "actions": [{"type": "wait", "params": {"seconds": 5}}],
+                "actions": [
+                    {"type": "wait", "params": {"seconds": 5}},
+                    {"type": "collect_webrtc_metrics", "params": {"out_path": "meeting.json"}},
+                ],
                 "end_state": "done",
             }
         ),
@@ -102,6 +105,12 @@ def test_a_call_embedded_from_another_site_is_sampled_too(
     assert len(inbound) >= 3 and any(s["bitrate_bps"] for s in inbound), inbound
     # read at the end, each stamped with the state that ran when the frame took it
     assert {s["state"] for s in result.webrtc} == {"In call"}
+    # NetGent's summary of the tab counts the call its frame of another site holds
+    (page,) = json.loads((tmp_path / "meeting.json").read_text("utf-8"))["pages"]
+    assert page["url"].endswith("/components/embed-call")
+    totals = page["webrtc"]
+    assert totals["connection_count"] == 1 and totals["connection_states"] == ["connected"]
+    assert totals["bytes_received"] > 10_000 and totals["frames_decoded"] > 0
 
 
 def test_a_sample_read_later_keeps_the_state_it_was_taken_in() -> None:

@@ -161,6 +161,46 @@ function ngRtcTake(win, stop) {
   return out;
 }
 
+// NetGent's WebRTC totals of a window's peer connections and of its frames of the same
+// site, at any depth (a promise: getStats answers later); frames of another site are
+// read through WebDriver (webrtc.py) and added.
+async function ngRtcTotals(win) {
+  const totals = {connection_count: 0, bytes_received: 0, bytes_sent: 0,
+    packets_received: 0, packets_sent: 0, packets_lost: 0, frames_decoded: 0,
+    frames_encoded: 0, jitter_seconds_max: 0, connection_states: []};
+  const n = (v) => Number(v || 0);
+  const windows = [];
+  const gather = (w) => {
+    try {
+      windows.push(w.__netgentPeerConnections || []);
+    } catch (e) {
+      return;  // a frame of another site
+    }
+    for (let i = 0; i < w.frames.length; i++) gather(w.frames[i]);
+  };
+  gather(win);
+  for (const connection of windows.flat()) {
+    totals.connection_count += 1;
+    totals.connection_states.push(connection.connectionState);
+    let report;
+    try { report = await connection.getStats(); } catch (e) { continue; }  // closed meanwhile
+    report.forEach((s) => {
+      if (s.type === "inbound-rtp") {
+        totals.bytes_received += n(s.bytesReceived);
+        totals.packets_received += n(s.packetsReceived);
+        totals.packets_lost += n(s.packetsLost);
+        totals.frames_decoded += n(s.framesDecoded);
+        totals.jitter_seconds_max = Math.max(totals.jitter_seconds_max, n(s.jitter));
+      } else if (s.type === "outbound-rtp") {
+        totals.bytes_sent += n(s.bytesSent);
+        totals.packets_sent += n(s.packetsSent);
+        totals.frames_encoded += n(s.framesEncoded);
+      }
+    });
+  }
+  return totals;
+}
+
 // How many custom elements (a name with "-") of the page have no shadow root a script
 // here sees: each may hold a closed root its HTML declared (<template shadowrootmode=
 // "closed">), which only DevTools reaches (declared.py hands those over).

@@ -225,18 +225,29 @@ def _far_text(chain: Chain, text: str) -> tuple[bool, str]:
     return False, "not on the page nor in its frames"
 
 
-def in_far_frames(chain: Chain, queue: list[str], look: str) -> Iterator[Any]:
+def in_far_frames(
+    chain: Chain, queue: list[str], look: str, *, wait: bool = False
+) -> Iterator[Any]:
     """What the expression ``look`` (deep.js's helpers at hand) is in each frame of
     another origin on ``queue`` (their chains) and in those inside them, entered through
-    WebDriver, at most :data:`FAR_FRAMES`; back in the page after each."""
-    source = script("deep.js") + f"return [{look}, ngFarFrames()];"
+    WebDriver, at most :data:`FAR_FRAMES`; back in the page after each. With ``wait``,
+    ``look`` is a promise, and what it resolves to (``None`` if it fails)."""
+    if wait:
+        source = script("deep.js") + (
+            "const done = arguments[arguments.length - 1];"
+            f"Promise.resolve().then(() => {look}).then("
+            "(v) => done([v, ngFarFrames()]), () => done([null, ngFarFrames()]));"
+        )
+    else:
+        source = script("deep.js") + f"return [{look}, ngFarFrames()];"
+    run = chain.driver.execute_async_script if wait else chain.driver.execute_script
     try:
         for _ in range(FAR_FRAMES):
             if not queue:
                 break
             path = queue.pop(0)
             if chain.enter(path):
-                value, inner = chain.driver.execute_script(source)
+                value, inner = run(source)
                 chain.leave()
                 queue += [f"{path} >> {link}" for link in inner]
                 yield value

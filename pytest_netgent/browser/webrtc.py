@@ -60,38 +60,18 @@ class FrameScripts(Protocol):
 
 _TOTALS = """
 const done = arguments[arguments.length - 1];
-(async () => {
-  const totals = {connection_count: 0, bytes_received: 0, bytes_sent: 0,
-    packets_received: 0, packets_sent: 0, packets_lost: 0, frames_decoded: 0,
-    frames_encoded: 0, jitter_seconds_max: 0, connection_states: []};
-  const connections = window.__netgentPeerConnections || [];
-  totals.connection_count = connections.length;
-  const n = (v) => Number(v || 0);
-  for (const connection of connections) {
-    totals.connection_states.push(connection.connectionState);
-    let report;
-    try { report = await connection.getStats(); } catch (e) { continue; }  // closed meanwhile
-    report.forEach((s) => {
-      if (s.type === "inbound-rtp") {
-        totals.bytes_received += n(s.bytesReceived);
-        totals.packets_received += n(s.packetsReceived);
-        totals.packets_lost += n(s.packetsLost);
-        totals.frames_decoded += n(s.framesDecoded);
-        totals.jitter_seconds_max = Math.max(totals.jitter_seconds_max, n(s.jitter));
-      } else if (s.type === "outbound-rtp") {
-        totals.bytes_sent += n(s.bytesSent);
-        totals.packets_sent += n(s.packetsSent);
-        totals.frames_encoded += n(s.framesEncoded);
-      }
-    });
-  }
+const n = (v) => Number(v || 0);
+ngRtcTotals(window).then((webrtc) => {
   const resources = performance.getEntriesByType("resource");
   done({url: location.href, title: document.title, resources: {count: resources.length,
     transfer_bytes: resources.reduce((t, r) => t + n(r.transferSize), 0),
     decoded_body_bytes: resources.reduce((t, r) => t + n(r.decodedBodySize), 0)},
-    webrtc: totals});
-})().catch((error) => done({url: location.href, error: String(error)}));
+    webrtc, far: ngFarFrames()});
+}).catch((error) => done({url: location.href, error: String(error)}));
 """
+"""(with deep.js) A tab's page in NetGent's summary: its resources and the WebRTC totals
+of its peer connections and its frames' of the same site; ``far``: its frames of other
+sites, read next."""
 
 
 @cache
@@ -197,7 +177,14 @@ class WebrtcMeter(Meter):
         def one() -> None:
             here = urlsplit(self.driver.current_url)
             if (here.hostname, here.path) == (want.hostname, want.path):
-                pages.append(self.driver.execute_async_script(_TOTALS))
+                page = self.driver.execute_async_script(script("deep.js") + _TOTALS)
+                far = [str(path) for path in page.pop("far", [])]
+                if "webrtc" in page and self.frames is not None:
+                    # a call embedded from another site counts as the tab's
+                    chain = Chain(self.driver)
+                    for totals in in_far_frames(chain, far, "ngRtcTotals(window)", wait=True):
+                        _add_totals(page["webrtc"], totals)
+                pages.append(page)
 
         self._each_tab(one, self.driver.window_handles)
         # a meeting's address may carry its token
@@ -219,6 +206,19 @@ class WebrtcMeter(Meter):
         finally:
             with contextlib.suppress(WebDriverException):  # the run's own tab may be gone
                 self.driver.switch_to.window(current)
+
+
+def _add_totals(into: dict[str, Any], more: Any) -> None:
+    """Add a frame's WebRTC totals (``more``) to its tab's (``into``)."""
+    if not isinstance(more, dict):
+        return  # the frame went away as it was read
+    for key, value in more.items():
+        if key == "connection_states":
+            into[key] = [*into.get(key, []), *value]
+        elif key == "jitter_seconds_max":
+            into[key] = max(into.get(key, 0), value)
+        elif isinstance(value, int | float):
+            into[key] = into.get(key, 0) + value
 
 
 class WebrtcActions(Waits):
