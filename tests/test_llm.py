@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -181,24 +182,13 @@ def test_beside_the_builtin_the_model_decides_only_what_the_builtin_declines(
     """A vague trigger and a search the builtin reads itself (its landmarks, its search
     rule); the one instruction it cannot read goes to the model: one call, and the item
     records as it would with the builtin alone, plus that step."""
-    project.workflow(
-        "vague",
-        """
-        name: vague
-        start_url: "{base_url}/wiki/"
-        vars: {topic: QUIC}
-        states:
-          - name: Start
-            triggers: [We are at the beginning]
-            actions: ['Search for {topic}']
-          - name: Found
-            triggers: [The URL contains /search]
-            actions: [Go with your favourite]
-          - name: Reading
-            triggers: [An article heading is shown]
-            end: Read
-        """,
-    )
+    wording = [
+        ("Look up {topic} using the site's finder", "Search for {topic}"),
+        ("Matches are listed", "The URL contains /search"),
+        ("Open the top match", "Go with your favourite"),
+        ("We are reading about the topic", "An article heading is shown"),
+    ]
+    project.workflow("vague", functools.reduce(lambda text, w: text.replace(*w), wording, VAGUE))
     model_project(project, [reply(action="click", mmid=5, params={}, done=True, reasoning="1st")])
     result = project.run("--netgent-record")
     result.assert_outcomes(passed=1)
