@@ -244,9 +244,11 @@ class Pictures:
             self.screencast.focus(tab)
 
     def end(self, outcome: str) -> None:
-        """The run ended (``passed`` or ``failed``): a picture of its last page soon."""
-        if self.screencast is not None:
-            self.screencast.poke()
+        """The run ended (``passed`` or ``failed``): a picture of its last page now (the
+        run waits for it, half a second at most), before anything leaves it: a run
+        shorter than the pictures' pace still has one."""
+        if self.screencast is not None and not self._hidden:
+            self.screencast.picture_now(timeout=0.5)
 
     def _frame(self, jpeg: bytes) -> None:
         with self._lock:  # (not while a run with secrets begins)
@@ -276,12 +278,6 @@ class FrameRecorder(Pictures):
         super().begin(workflow, hidden)
         if self._t0 is None:
             self._t0 = time.monotonic()
-
-    def end(self, outcome: str) -> None:
-        """The run ended: a picture of its last page now (the run waits for it, half a
-        second at most), before anything leaves it."""
-        if self.screencast is not None and not self._hidden:
-            self.screencast.picture_now(timeout=0.5)
 
     def _picture(self, jpeg: bytes) -> None:
         if self._t0 is not None and len(self.frames) < self.MAX_FRAMES:
@@ -324,8 +320,8 @@ class LiveStream(Pictures):
         super().doing(state, said)
 
     def end(self, outcome: str) -> None:
-        """The run ended (``passed`` or ``failed``): its status says so, and a picture
-        of its last page soon."""
+        """The run ended (``passed`` or ``failed``): a picture of its last page, and its
+        status says so."""
         super().end(outcome)
         with self._lock:
             self._now["ended"] = time.time()
