@@ -126,6 +126,7 @@ def test_a_search_is_typed_into_the_search_field_and_sent(page_at: Any, ctx: Con
     assert act(ctx, home, "Search for {query}") == sent
     assert act(ctx, home, "Look up 'QUIC'") == sent  # the var's value, stored as its name
     assert act(ctx, home, "search {query} in the search box") == sent
+    assert act(ctx, home, "Look up {query} using the site's finder") == sent
     login = page_at("/wiki/login")
     assert act(ctx, login, "Search for {query} using the Username field")[0]["params"][
         "selector"

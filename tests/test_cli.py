@@ -180,7 +180,7 @@ def test_generate_with_a_chat_model_named_in_a_keys_file(
         str(write(tmp_path / "p.json", prompts)), "--var", f"base_url={base_url}",
     )  # fmt: skip
     assert status == 0, err
-    assert "1 LLM calls, 48 tokens" in err
+    assert "1 LLM call, 48 tokens" in err
     assert [s["name"] for s in json.loads(stdout)] == ["Start", "Login form", "Account page"]
     import scripted_model  # type: ignore[import-not-found]
 

@@ -352,7 +352,7 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
             reply(action="terminate", reasoning="the search was submitted"),
         ],
     )
-    result = project.run("--netgent-record", base_url=changed_url)
+    result = project.run(*MODEL_DECIDES, base_url=changed_url)  # (the builtin reads it too)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [

@@ -333,7 +333,8 @@ def generate(args: argparse.Namespace) -> int:
     usage = result.usage
     summary = (
         f"{len(result.state_repository)} states, {usage.builtin_steps} builtin steps, "
-        f"{usage.llm_calls} LLM calls, {usage.input_tokens + usage.output_tokens} tokens"
+        f"{usage.llm_calls} LLM call{'' if usage.llm_calls == 1 else 's'}, "
+        f"{usage.input_tokens + usage.output_tokens} tokens"
     )
     if result.reached_end:
         print(f"netgent: end state reached: {result.end_state} ({summary})", file=sys.stderr)

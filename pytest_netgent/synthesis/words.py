@@ -32,7 +32,7 @@ ROLE_WORDS = {
 SYNONYMS = [
     ("login", "log in", "sign in", "signin", "log on", "logon"),
     ("logout", "log out", "sign out", "signout"),
-    ("search", "find", "look up", "lookup"),
+    ("search", "find", "finder", "look up", "lookup"),
     ("like", "favourite", "favorite", "heart"),
     ("username", "user name", "login name", "user id"),
     ("password", "passcode", "pass word"),
