@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyte
+import pytest
 
 from pytest_netgent.plugin.status import status_lines
 
@@ -110,8 +111,9 @@ def test_a_run_in_a_terminal_shows_its_item_live_and_leaves_pytests_output_as_it
 
 
 def test_each_xdist_worker_has_its_line_with_the_bytes_its_item_captured(
-    project: Project,
+    project: Project, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("TMPDIR", str(short_tmp))  # its own: other tests' runs are not seen
     for name in ("one", "two"):
         file = project.workflow(name, SEARCH_WORKFLOW.replace("name: search", f"name: {name}"))
         project.states(file, name, WAITING)
@@ -126,7 +128,7 @@ def test_each_xdist_worker_has_its_line_with_the_bytes_its_item_captured(
     assert b"\x1b[1;28r" in live.raw  # two rows: one per worker
     assert not any(line.startswith(("gw0 ", "gw1 ")) for line in live.final)
     assert any("2 passed" in line for line in live.final)
-    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("netgent-status-*"))
+    assert not list(short_tmp.glob("netgent-status-*"))
 
 
 def test_output_that_is_not_a_terminal_is_left_as_pytest_writes_it(project: Project) -> None:
