@@ -423,13 +423,11 @@ class BuiltinSynthesiser:
         ctx: Context,
         page: Observation,
         candidates: list[StateSpec],
-        *,
-        only_verified: bool = False,
     ) -> StateSpec:
-        """The state that applies; with ``only_verified``, only a state whose triggers
-        all parse and hold (else :class:`Unresolved`, for an LLM to decide)."""
+        """The state that applies (:class:`NothingApplies` when none does, or when a
+        guess would run a state again while the page may still settle)."""
         verdicts = {spec.name: self._applies(ctx, page, spec) for spec in candidates}
-        choice = self._choose(ctx, page, candidates, verdicts, only_verified)
+        choice = self._choose(ctx, page, candidates, verdicts)
         self.usage.builtin_steps += 1
         return choice
 
@@ -439,7 +437,6 @@ class BuiltinSynthesiser:
         page: Observation,
         candidates: list[StateSpec],
         verdicts: dict[str, tuple[str, str]],
-        only_verified: bool,
     ) -> StateSpec:
         level = {name: verdict for name, (verdict, _) in verdicts.items()}
         # An end state passes the item: it is chosen only when its triggers hold on this
@@ -456,13 +453,6 @@ class BuiltinSynthesiser:
         upcoming = _next_in_order(rest, ctx)
         if upcoming is not None and level[upcoming.name] == "yes":
             return upcoming
-        if only_verified:
-            verified = [s for s in rest if level[s.name] == "yes"]
-            if len(verified) == 1:
-                return verified[0]
-            if not verified and upcoming is not None and level[upcoming.name] == "weak":
-                return upcoming  # its triggers parse and hold, and nothing contradicts it
-            raise Unresolved(f"no single state is verified by literal triggers: {weighed}")
         if upcoming is not None and level[upcoming.name] != "no":
             # unless none of its triggers could be read and a state declared later is
             # verified (its triggers hold, all or those that parse)
