@@ -159,6 +159,36 @@ def test_flows_to_one_host_are_labelled_by_the_member_that_opened_them(
         assert har["log"]["entries"], name  # each browser member's own HAR
 
 
+@pytest.mark.skipif(bool(netns.unavailable()), reason=f"no pcap here: {netns.unavailable()}")
+def test_a_scenario_after_an_item_leaves_the_workers_idle_browser_out_of_its_pcap(
+    project: Path, tmp_path: Path
+) -> None:
+    """The worker's own browser, idle through the scenario, keeps its WebDriver and
+    DevTools connections open: they are not the scenario's, and its pcap does not wait
+    for them to close (every flow of its own closes inside it)."""
+    scenario(
+        project,
+        "after",
+        """
+        name: after
+        scenario:
+          - workflow: wiki/browse.netgent.yaml::read-featured
+        """,
+    )
+    artifacts = tmp_path / "artifacts"
+    answer = run(
+        project,
+        "wiki/browse.netgent.yaml::read-featured",
+        "after.netgent.yaml",
+        "--netgent-capture=pcap",
+        f"--netgent-artifacts={artifacts}",
+    )
+    assert answer.returncode == 0, answer.stdout + answer.stderr
+    rows = read_rows(artifacts / "manifest.csv")
+    ends = {r["item"].split("::")[-1]: r["pcap_open_at_end"] for r in rows if r["pcap"]}
+    assert ends == {"read-featured": "0", "after": "0"}, rows
+
+
 FAILING = """
 name: broken-evening
 scenario:

@@ -50,6 +50,9 @@ class ItemCapture:
     """A scenario's share of pcap packets that lie in flows labelled by member."""
     pcap_dropped: int = 0
     """Packets the kernel dropped from the pcap (its traffic is incomplete when above 0)."""
+    pcap_open_at_end: int = 0
+    """TCP connections still open a second after the item ended, when its pcap stopped
+    (their last packets are not in it; 0 when every flow closed inside the item)."""
     _tcpdump: Tcpdump | None = None
     _captured_packets: bool = False
 
@@ -111,7 +114,7 @@ class ItemCapture:
 
             tcpdump, self._tcpdump = self._tcpdump, None
             if isolated():
-                settle(tcpdump.exclude_ports)
+                self.pcap_open_at_end = settle(tcpdump.exclude_ports)
             tcpdump.stop()
             self.pcap_dropped = tcpdump.dropped
         self.ended = time.time()
@@ -157,6 +160,7 @@ class ItemCapture:
             "worker": self.worker,
             "folder": relative_to(self.folder, root),
             "pcap_dropped": str(self.pcap_dropped) if self._captured_packets else "",
+            "pcap_open_at_end": str(self.pcap_open_at_end) if self._captured_packets else "",
             "kind": self.kind,
             "scenario": self.scenario,
             "labelled_packets": "" if self.labelled is None else f"{self.labelled:.4f}",

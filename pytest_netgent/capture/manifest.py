@@ -34,6 +34,7 @@ MANIFEST_FIELDS = (
     "folder",
     *(f"{kind}{suffix}" for kind in FILES for suffix in ("", "_bytes")),
     "pcap_dropped",
+    "pcap_open_at_end",
     "kind",
     "scenario",
     "labelled_packets",

@@ -424,11 +424,15 @@ class _Run:
             pytest.fail("\n".join(errors), pytrace=False)
 
     def _control_ports(self) -> list[int]:
+        """The members' WebDriver and DevTools ports, and those of this worker's own
+        browser, idle between items: none of them is the scenario's traffic."""
         from ..browser.session import browser_ports
+        from .keys import pool_key
 
         ports: list[int] = []
-        for pool in self.pools.values():
-            if pool.running is not None:
+        idle = self.item.config.stash.get(pool_key, None)
+        for pool in [*self.pools.values(), idle]:
+            if pool is not None and pool.running is not None:
                 ports += browser_ports(pool.running)
         return ports
 
