@@ -9,6 +9,7 @@ import ipaddress
 import json
 import os
 import re
+import socket
 import ssl
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import pytest
 from pytest_netgent.capture import parse_modes
 from pytest_netgent.capture.files import Window
 from pytest_netgent.capture.netlog import split_netlog
-from pytest_netgent.capture.pcap import merge_pcaps
+from pytest_netgent.capture.pcap import Tcpdump, merge_pcaps
 from pytest_netgent.network import netns
 
 from .helpers import QUIET, Pcap, Project, element, read_csv, read_pcap, read_rows
@@ -586,6 +587,27 @@ def test_a_workflow_that_may_leave_the_machine_gets_an_uplink_removed_at_exit(
     assert f"netgent_{probe['pid']}" not in tables
     links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
     assert f"ngh{probe['pid']}" not in links
+
+
+@needs_pcap
+def test_a_stopped_pcap_holds_every_packet_sent_before_the_stop(tmp_path: Path) -> None:
+    """tcpdump is stopped as soon as it has written what was sent, with no fixed pause:
+    the packets of the item's last moment are in its pcap."""
+    with (
+        socket.socket(type=socket.SOCK_DGRAM) as sink,
+        socket.socket(type=socket.SOCK_DGRAM) as source,
+    ):
+        sink.bind(("127.0.0.1", 0))
+        port = sink.getsockname()[1]
+        for n in range(10):
+            tcpdump = Tcpdump(tmp_path / f"{n}.pcap")
+            tcpdump.start()
+            for k in range(20):
+                source.sendto(b"%d" % k, ("127.0.0.1", port))
+            tcpdump.stop()
+            pcap = read_pcap(tmp_path / f"{n}.pcap")
+            assert len([p for p in pcap.packets if p.dport == port]) == 20, n
+            assert tcpdump.dropped == 0
 
 
 def test_pcaps_of_two_interfaces_merge_in_time_order(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -131,22 +132,15 @@ class Tcpdump:
         procs, self._procs = self._procs, []
         if not procs:
             return
-        time.sleep(0.02)  # packets still in the kernel's buffer reach the files
+        _await_idle([proc for _, _, proc in procs])  # packets sent so far reach the files
         for _, _, proc in procs:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 10
         for _, _, proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            if proc.stderr is not None:
-                with contextlib.suppress(OSError, TypeError):
-                    text = (proc.stderr.read() or b"").decode(errors="replace")
-                    if m := re.search(r"(\d+) packets? dropped by kernel", text):
-                        self.dropped += int(m[1])
-                proc.stderr.close()
+            text = _last_words(proc, deadline)
+            if m := re.search(r"(\d+) packets? dropped by kernel", text):
+                self.dropped += int(m[1])
         parts = [part for _, part, _ in procs]
         if len(parts) == 1:
             with contextlib.suppress(FileNotFoundError):
@@ -156,6 +150,47 @@ class Tcpdump:
         for part in parts:
             with contextlib.suppress(FileNotFoundError):
                 part.unlink()
+
+
+def _last_words(proc: subprocess.Popen[bytes], deadline: float) -> str:
+    """What a stopping tcpdump says up to its counts, once every packet is in its file
+    (killed at ``deadline``). Its exit is awaited in the background: closing its packet
+    socket takes the kernel tens of milliseconds, for nothing the pcap still needs."""
+    assert proc.stderr is not None
+    said = b""
+    while b"dropped by kernel" not in said and proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            break
+        with contextlib.suppress(OSError, TypeError):  # nothing to read yet
+            said += proc.stderr.read() or b""
+        time.sleep(0.001)
+    with contextlib.suppress(OSError, TypeError):  # nothing more to read
+        said += proc.stderr.read() or b""
+    proc.stderr.close()
+    if proc.returncode is None:
+        threading.Thread(target=proc.wait, name="netgent-tcpdump-exit", daemon=True).start()
+    return said.decode(errors="replace")
+
+
+def _await_idle(procs: list[subprocess.Popen[bytes]], timeout: float = 0.5) -> None:
+    """Return once each tcpdump sleeps waiting for packets (at most ``timeout`` seconds):
+    a packet sent wakes it before its sender goes on, and ``-U`` writes each one as it
+    comes, so one that sleeps has written everything sent before this call."""
+    deadline = time.monotonic() + timeout
+    for proc in procs:
+        while _process_state(proc.pid) not in ("S", "") and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
+def _process_state(pid: int) -> str:
+    """``pid``'s state letter in ``/proc`` (``R`` running, ``S`` sleeping, ...; "" if gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[-1].split()[0]
 
 
 def pcap_records(path: Path) -> Iterator[tuple[float, bytes, bytes]]:
