@@ -27,12 +27,29 @@ QUIC = (
 LOCAL = ("--netgent-llm=local", "--netgent-llm-only", "--netgent-llm-tokens=40000")
 
 
-def _servers() -> list[int]:
-    """Model servers running on this machine (of any test)."""
+def _servers(parent: int) -> set[int]:
+    """Model servers that process ``parent`` started (another test's, on another
+    worker, are not seen)."""
     out = subprocess.run(
-        ["pgrep", "-f", "llama_cpp.server"], capture_output=True, text=True, check=False
+        ["pgrep", "-P", str(parent), "-f", "llama_cpp.server"],
+        capture_output=True,
+        text=True,
+        check=False,
     ).stdout
-    return [int(pid) for pid in out.split()]
+    return {int(pid) for pid in out.split()}
+
+
+def _running(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still running (not ended, nor ended and unreaped)."""
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            alive.add(pid)
+    return alive
 
 
 def _summary(text: str) -> tuple[int, int]:
@@ -49,7 +66,7 @@ def test_the_bundled_model_is_found_without_importing_its_package() -> None:
 
 
 def test_local_model_records_from_nothing_and_the_cache_replays(project: Project) -> None:
-    before = set(_servers())
+    before = _servers(os.getpid())
     path = project.workflow("quic", QUIC)
     result = project.run("--netgent-record", *LOCAL)
     result.assert_outcomes(passed=1)
@@ -66,7 +83,7 @@ def test_local_model_records_from_nothing_and_the_cache_replays(project: Project
     again = project.run()
     again.assert_outcomes(passed=1)
     # the session ended its model server
-    assert set(_servers()) <= before
+    assert _servers(os.getpid()) <= before
 
 
 def test_local_model_heals_a_changed_ui(project: Project, changed_url: str) -> None:
@@ -112,19 +129,20 @@ def test_a_killed_run_leaves_no_model_server(tmp_path: Path) -> None:
         "print('ready', flush=True)\n"
         "time.sleep(600)\n"
     )
-    before = set(_servers())
     proc = subprocess.Popen(
         ["python", str(script)], stdout=subprocess.PIPE, text=True, cwd=os.getcwd()
     )
+    servers: set[int] = set()
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        assert set(_servers()) - before, "the server runs while its starter does"
+        servers = _servers(proc.pid)
+        assert servers, "the server runs while its starter does"
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
     end = time.monotonic() + 20
-    while set(_servers()) - before and time.monotonic() < end:
+    while _running(servers) and time.monotonic() < end:
         time.sleep(0.2)
-    assert not set(_servers()) - before
+    assert not _running(servers)
