@@ -15,11 +15,6 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 
 from ..system import atomic
 from ..system.leftovers import owned_env
