@@ -7,6 +7,7 @@ answers (calls and tokens in the record summary)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pytest_netgent.synthesis.local import DISTRIBUTION, model_path
@@ -43,12 +45,9 @@ def _running(pids: set[int]) -> set[int]:
     """Those of ``pids`` still running (not ended, nor ended and unreaped)."""
     alive = set()
     for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state not in ("Z", "X"):
-            alive.add(pid)
+        with contextlib.suppress(psutil.Error):  # ended and reaped
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.add(pid)
     return alive
 
 

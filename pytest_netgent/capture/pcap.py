@@ -173,19 +173,17 @@ def _await_idle(procs: list[subprocess.Popen[bytes]], timeout: float = 0.5) -> N
     """Return once each tcpdump sleeps waiting for packets (at most ``timeout`` seconds):
     a packet sent wakes it before its sender goes on, and ``-U`` writes each one as it
     comes, so one that sleeps has written everything sent before this call."""
+    import psutil
+
+    done = (psutil.STATUS_SLEEPING, psutil.STATUS_ZOMBIE)  # (a zombie: it ended on its own)
     deadline = time.monotonic() + timeout
     for proc in procs:
-        while _process_state(proc.pid) not in ("S", "") and time.monotonic() < deadline:
-            time.sleep(0.001)
-
-
-def _process_state(pid: int) -> str:
-    """``pid``'s state letter in ``/proc`` (``R`` running, ``S`` sleeping, ...; "" if gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[-1].split()[0]
+        try:
+            process = psutil.Process(proc.pid)
+            while process.status() not in done and time.monotonic() < deadline:
+                time.sleep(0.001)
+        except psutil.Error:  # it ended: nothing more reaches its file
+            continue
 
 
 def pcap_records(path: Path) -> Iterator[tuple[float, bytes, bytes]]:
