@@ -25,10 +25,18 @@ if TYPE_CHECKING:
 
 def devtools_endpoint(driver: WebDriver) -> str:
     """The browser-wide DevTools WebSocket of ``driver``'s Chromium: through a Grid's
-    ``se:cdp`` or from a local ChromeDriver's ``debuggerAddress``; ``""`` if neither."""
+    ``se:cdp`` or from a local ChromeDriver's ``debuggerAddress``; ``""`` if neither.
+
+    A Grid's session also reports its node's ``debuggerAddress``, but that names the
+    node's own loopback: from here it could reach another browser (this machine's), so a
+    remote session without ``se:cdp`` has no endpoint."""
     caps: dict[str, Any] = dict(getattr(driver, "capabilities", None) or {})
     if isinstance(caps.get("se:cdp"), str):
         return str(caps["se:cdp"])
+    from selenium.webdriver.chromium.webdriver import ChromiumDriver
+
+    if not isinstance(driver, ChromiumDriver):  # a remote session (a Grid's)
+        return ""
     address = (caps.get("goog:chromeOptions") or {}).get("debuggerAddress")
     if not address:
         return ""
