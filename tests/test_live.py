@@ -406,3 +406,41 @@ def test_pictures_follow_the_tab_the_run_looks_at() -> None:
             assert shows(pictures, red=False)
         finally:
             pictures.stop()
+
+
+def test_a_live_picture_is_the_visible_part_of_the_page_at_half_its_size() -> None:
+    """The live page's pictures are smaller than the page (a card is a third of a
+    screen wide), of the part the page is scrolled to: stripes 100 px high, scrolled to
+    the eleventh, show it at the top, 50 px high."""
+    import io
+
+    from PIL import Image
+
+    from pytest_netgent.browser.screencast import LIVE_SCALE, Screencast
+    from pytest_netgent.browser.watchdog import devtools_endpoint
+
+    stripes = "".join(
+        f"<div style='height:100px;background:rgb({0 if i % 2 else 255},0,{255 if i % 2 else 0})'>"
+        "</div>"
+        for i in range(40)
+    )
+    frames: list[bytes] = []
+    with headless_chromium() as driver:
+        driver.get(f"data:text/html,<body style='margin:0'>{stripes}")
+        driver.execute_script("window.scrollTo(0, 1000)")
+        width, height = driver.execute_script("return [innerWidth, innerHeight]")
+        screencast = Screencast(devtools_endpoint(driver), frames.append, scale=LIVE_SCALE)
+        try:
+            until = time.monotonic() + 10
+            while not frames:
+                assert time.monotonic() < until, "no picture"
+                screencast.picture_now()
+        finally:
+            screencast.close()
+    image = Image.open(io.BytesIO(frames[-1])).convert("RGB")
+    assert abs(image.width - width * LIVE_SCALE) <= 10, (image.size, width)
+    assert abs(image.height - height * LIVE_SCALE) <= 10, (image.size, height)
+    colours = [image.getpixel((image.width // 2, y)) for y in (10, 60)]
+    # stripe 10 (red) at the top, stripe 11 (blue) 50 px below
+    assert colours[0][0] > 200 and colours[0][2] < 60, colours
+    assert colours[1][2] > 200 and colours[1][0] < 60, colours

@@ -3,7 +3,8 @@
 :class:`Screencast` holds a DevTools connection of its own to a local Chromium (as the
 navigation guard does: ChromeDriver passes no events on), follows the browser's tabs and
 takes a JPEG of the tab its run looks at (:meth:`Screencast.focus`; before it is told,
-the newest) with ``Page.captureScreenshot``, optimised for speed: up to
+the newest) with ``Page.captureScreenshot``, optimised for speed (the live page's at
+:data:`LIVE_SCALE` of the page's size): up to
 :data:`FPS` a second while its run acts (each timeline event asks for one), one every
 :data:`IDLE_S` seconds otherwise; a picture identical to the last is not passed on. Headless
 Chromium paints without any display: no X server, no VNC.
@@ -45,7 +46,23 @@ QUALITY = 50
 STUCK_S = 1.0
 """A picture not taken by then is given up (Chromium may never answer for a page that
 was left while it was being taken) and the next one asked for."""
+LIVE_SCALE = 0.5
+"""The live page's pictures' size beside the page's (its cards are a third of a screen
+wide): a quarter of the pixels to paint, encode and pass on."""
 _SHOT = {"format": "jpeg", "quality": QUALITY, "optimizeForSpeed": True}
+
+
+def _clip(view: dict[str, Any], scale: float) -> dict[str, Any]:
+    """``Page.captureScreenshot``'s parameters for the visible part of the page at
+    ``scale`` (``view``: ``Page.getLayoutMetrics``' ``cssVisualViewport``; a clip is in
+    the page's coordinates, so it starts where the page is scrolled to)."""
+    try:
+        x, y = float(view["pageX"]), float(view["pageY"])
+        width, height = float(view["clientWidth"]), float(view["clientHeight"])
+    except (KeyError, TypeError, ValueError):  # no answer (a tab closing): the whole size
+        return _SHOT
+    clip = {"x": x, "y": y, "width": width, "height": height, "scale": scale}
+    return {**_SHOT, "clip": clip}
 
 
 class Screencast:
@@ -53,11 +70,15 @@ class Screencast:
     ``endpoint``, each new one given to ``sink`` (from a thread of its own) until
     :meth:`close`."""
 
-    def __init__(self, endpoint: str, sink: Any, fps: float = FPS, idle: float = IDLE_S) -> None:
+    def __init__(
+        self, endpoint: str, sink: Any, fps: float = FPS, idle: float = IDLE_S, scale: float = 1.0
+    ) -> None:
         import websocket  # selenium's own dependency
 
         self.sink = sink
         self.fps, self.idle = fps, idle
+        self.scale = scale
+        """The pictures' size beside the page's (1: as the page is painted)."""
         self._ws = websocket.create_connection(endpoint, timeout=10, suppress_origin=True)
         self._ws.settimeout(None)
         self._ids = itertools.count(1)
@@ -70,6 +91,8 @@ class Screencast:
         """The target id (WebDriver's window handle) of the tab the run looks at."""
         self._shot = 0
         """The picture call in flight (0: none)."""
+        self._sizing = ""
+        """The tab whose viewport is being asked, before its smaller picture."""
         self._last = ""
         self._poked = False
         self._answered = threading.Event()
@@ -98,10 +121,19 @@ class Screencast:
         if self._closed.is_set() or not session:
             return
         self._answered.clear()
-        self._shot = next(self._ids)
         with contextlib.suppress(Exception):  # the connection just closed
-            self._send("Page.captureScreenshot", _SHOT, session, ident=self._shot)
+            self._ask(session)
             self._answered.wait(timeout)
+
+    def _ask(self, session: str) -> None:
+        """Ask for a picture of the tab of ``session``: at once at :attr:`scale` 1, else
+        once its viewport is known (the picture is clipped to it)."""
+        self._shot = next(self._ids)  # set before any answer
+        if self.scale == 1:
+            self._send("Page.captureScreenshot", _SHOT, session, ident=self._shot)
+        else:
+            self._sizing = session
+            self._send("Page.getLayoutMetrics", {}, session, ident=self._shot)
 
     def _session(self) -> str:
         """The session of the tab to picture: the run's, else the newest ("" for none)."""
@@ -142,7 +174,12 @@ class Screencast:
     def _handle(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params") or {}
         result = message.get("result") or {}
-        if message.get("id") == self._shot:
+        if message.get("id") == self._shot and self._sizing:
+            session, self._sizing = self._sizing, ""
+            view = result.get("cssVisualViewport") or {}
+            self._shot = next(self._ids)
+            self._send("Page.captureScreenshot", _clip(view, self.scale), session, ident=self._shot)
+        elif message.get("id") == self._shot:
             self._shot = 0
             data = str(result.get("data", ""))
             if data and data != self._last:  # (a page that did not change: no new frame)
@@ -172,9 +209,9 @@ class Screencast:
                 continue  # nothing happened: a picture a second is enough
             self._poked = False
             if session := self._session():
-                self._shot, asked = next(self._ids), time.monotonic()  # set before any answer
+                asked = time.monotonic()
                 with contextlib.suppress(Exception):  # the connection just closed
-                    self._send("Page.captureScreenshot", _SHOT, session, ident=self._shot)
+                    self._ask(session)
 
 
 def _replace(path: Path, data: bytes) -> None:
@@ -187,7 +224,7 @@ class Pictures:
     """A browser's pictures, followed through a :class:`Screencast` of its own, each
     picture given to :meth:`_picture`; runs say when they begin, act and end."""
 
-    fps, idle = FPS, IDLE_S
+    fps, idle, scale = FPS, IDLE_S, 1.0
 
     def __init__(self) -> None:
         self.screencast: Screencast | None = None
@@ -215,7 +252,7 @@ class Pictures:
             )
             return
         try:
-            self.screencast = Screencast(endpoint, self._frame, self.fps, self.idle)
+            self.screencast = Screencast(endpoint, self._frame, self.fps, self.idle, self.scale)
             self.why_no_frames = ""
         except Exception as exc:  # no pictures, the rest goes on: the run is worth more
             self.why_no_frames = f"its DevTools endpoint refused ({exc})"
@@ -287,6 +324,8 @@ class FrameRecorder(Pictures):
 class LiveStream(Pictures):
     """One browser's pictures and doings, written into ``folder`` as ``name`` (see the
     module's documentation); ``item`` names the test item running now."""
+
+    scale = LIVE_SCALE
 
     def __init__(self, folder: Path, name: str, item: Callable[[], str] = str) -> None:
         super().__init__()
