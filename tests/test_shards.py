@@ -26,13 +26,14 @@ from pytest_netgent.capture.manifest import write_manifest
 from pytest_netgent.dataset import RECORD, SCHEMA, merge, record
 from pytest_netgent.dataset.shards import (
     Shard,
+    longest_first,
     parse_shard,
     read_durations,
     split,
     write_durations,
 )
 
-from .helpers import QUIET, read_csv, read_rows
+from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project, read_csv, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 JOB = ROOT / "deploy" / "kubernetes" / "dataset-job.yaml"
@@ -89,6 +90,37 @@ def test_durations_balance_the_shards_and_unknown_items_count_as_the_mean() -> N
     assert "long" in first and set(second) >= {"a", "b", "c", "d"} - set(first)
     load = [sum(durations.get(i, 20.0) for i in shard) for shard in (first, second)]
     assert abs(load[0] - load[1]) <= 20.0  # 140 s as 70/70 or 60/80, not 60/80+
+
+
+def test_longest_first_orders_by_duration_and_unknown_items_as_the_mean() -> None:
+    durations = {"a": 1.0, "b": 8.0, "c": 4.0}  # "new": never measured, counts 13/3 s
+    assert longest_first(["a", "new", "b", "c"], durations) == ["b", "new", "c", "a"]
+    assert longest_first(["x", "y"], {}) == ["x", "y"]  # nothing known: as collected
+    assert longest_first(["x", "y"], {"x": 1.0, "y": 1.0}) == ["x", "y"]  # ties keep order
+
+
+def test_xdist_workers_run_the_longest_workflows_first_other_tests_keep_their_place(
+    project: Project,
+) -> None:
+    """With durations of an earlier run, the workers order the workflow items longest
+    first (xdist hands them out in that order: the run's last items are short)."""
+    for n in range(3):
+        path = project.workflow(
+            f"search{n}", SEARCH_WORKFLOW.replace("name: search", f"name: search{n}")
+        )
+        project.states(path, f"search{n}", SEARCH_STATES)
+    project.pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    durations = {"search0.netgent.yaml::search0": 1.0, "search1.netgent.yaml::search1": 5.0}
+    write_durations(project.path / ".test_durations", durations)  # search2: the mean, 3 s
+    result = project.run_subprocess("-n", "1", "-v", "-p", "no:randomly")
+    result.assert_outcomes(passed=4)
+    ran = [w for line in result.outlines if "PASSED" in line for w in line.split() if "::" in w]
+    assert ran == [
+        "search1.netgent.yaml::search1",
+        "search2.netgent.yaml::search2",
+        "search0.netgent.yaml::search0",
+        "test_plain.py::test_plain",
+    ], ran
 
 
 def test_the_durations_file_is_pytest_splits(tmp_path: Path) -> None:

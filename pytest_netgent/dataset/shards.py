@@ -115,6 +115,18 @@ def split(
     return chosen
 
 
+def longest_first(ids: Sequence[str], durations: Mapping[str, float]) -> list[str]:
+    """``ids`` in the order that ends a run over several workers soonest: the longest
+    first by earlier runs (those never measured as the mean of those that were), each
+    worker taking the next as it frees (the greedy schedule), so the last to start are
+    short. Ties keep their order; with no duration known, the order is unchanged."""
+    known = [durations[i] for i in ids if i in durations]
+    if not known:
+        return list(ids)
+    mean = sum(known) / len(known)
+    return sorted(ids, key=lambda i: -durations.get(i, mean))  # (a stable sort)
+
+
 def estimate(ids: Sequence[str], durations: Mapping[str, float]) -> float | None:
     """The seconds ``ids`` took in earlier runs (unknown ones as the mean); None when no
     duration is known."""

@@ -11,6 +11,7 @@ controller collects nothing, so each worker sends its collection in ``workeroutp
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections import defaultdict
@@ -24,6 +25,7 @@ from ..dataset.shards import (
     DURATIONS_FILE,
     Shard,
     estimate,
+    longest_first,
     parse_shard,
     read_durations,
     split,
@@ -109,6 +111,9 @@ class ShardPlugin:
                 self.known = read_durations(self.path)
             except ValueError as exc:
                 raise pytest.UsageError(f"--netgent-durations: {exc}") from None
+        elif hasattr(config, "workerinput"):  # only to order the items (see below)
+            with contextlib.suppress(ValueError):  # no order is worth failing a run for
+                self.known = read_durations(self.path)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
@@ -126,6 +131,8 @@ class ShardPlugin:
                 config.hook.pytest_deselected(items=dropped)
             items[:] = kept
             self.estimate = (estimate(list(chosen), known), estimate(collected, known))
+        if hasattr(config, "workerinput") and self.known:
+            _longest_first(items, self.known)
         expected = [item.nodeid for item in every if hasattr(item, "capture_fields")]
         self.collection = Collection(collected, [item.nodeid for item in items], shard, expected)
 
@@ -187,6 +194,17 @@ class ShardPlugin:
             terminalreporter.write_line(
                 f"netgent: durations of {len(self.measured)} items written to {self.path}"
             )
+
+
+def _longest_first(items: list[pytest.Item], known: dict[str, float]) -> None:
+    """Put the workflow items the longest first (by ``known`` durations), in the places
+    workflow items hold: xdist hands the items out in this order, so the last of the run,
+    when a worker may wait for the others, are short. Other tests keep their places."""
+    places = [n for n, item in enumerate(items) if hasattr(item, "capture_fields")]
+    ids = longest_first([items[n].nodeid for n in places], known)
+    by_id = {items[n].nodeid: items[n] for n in places}
+    for n, nodeid in zip(places, ids, strict=True):
+        items[n] = by_id[nodeid]
 
 
 def _units(items: list[pytest.Item]) -> list[tuple[str, list[str]]]:
