@@ -33,9 +33,7 @@ def devtools_endpoint(driver: WebDriver) -> str:
     caps: dict[str, Any] = dict(getattr(driver, "capabilities", None) or {})
     if isinstance(caps.get("se:cdp"), str):
         return str(caps["se:cdp"])
-    from selenium.webdriver.chromium.webdriver import ChromiumDriver
-
-    if not isinstance(driver, ChromiumDriver):  # a remote session (a Grid's)
+    if any(key.startswith("se:") for key in caps):  # a Grid's session (se:cdpEnabled...)
         return ""
     address = (caps.get("goog:chromeOptions") or {}).get("debuggerAddress")
     if not address:
