@@ -142,7 +142,8 @@ class BrowserPool:
 
     def _start_guard(self, driver: WebDriver) -> None:
         """Connect the guard: to a local browser's DevTools, or through a Grid's relay
-        (``se:cdp``). UC pages must not meet a second DevTools client: none for them."""
+        (``se:cdp``). None for UC mode: the guard runs scripts in pages and holds their
+        requests, which a site checking for automation could notice."""
         self.guard_error = ""
         endpoint = devtools_endpoint(driver)
         if self.options.remote and not endpoint:
@@ -180,10 +181,9 @@ class BrowserPool:
     def follow(self, pictures: Pictures) -> Pictures:
         """Have ``pictures`` follow the running browser (started now if needed)."""
         if not pictures.watching(self.driver):
-            # a Grid's browser through the Grid's own DevTools relay (se:cdp); none for UC,
-            # whose pages must not meet a second DevTools client
-            uc = self.options.uc
-            pictures.watch(self.driver, "" if uc else devtools_endpoint(self.driver))
+            # a Grid's browser through the Grid's own DevTools relay (se:cdp); UC mode's
+            # too: the pictures' client runs nothing in its pages (see Screencast)
+            pictures.watch(self.driver, devtools_endpoint(self.driver))
         return pictures
 
     def size_window(self, size: tuple[int, int]) -> None:

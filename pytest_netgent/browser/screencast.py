@@ -9,6 +9,13 @@ the newest) with ``Page.captureScreenshot``, optimised for speed (the live page'
 :data:`IDLE_S` seconds otherwise; a picture identical to the last is not passed on. Headless
 Chromium paints without any display: no X server, no VNC.
 
+The connection asks only for tabs (``Target``), their layout and their pictures
+(``Page.getLayoutMetrics``, ``Page.captureScreenshot``): it enables no domain and runs
+nothing in a page, so a page's scripts cannot tell it is there (what sites look for is a
+script of ours, or the console and runtime events an enabled ``Runtime`` domain brings).
+That is why browsers in UC mode, kept free of the guard for that reason, are pictured
+too.
+
 Why not ``Page.startScreencast``: in headless Chromium its frames came irregularly (one
 frame in five seconds for a page changing ten times a second, with ``everyNthFrame``
 30), and with every frame encoded it slowed the example suites' replay by 8-9 %
@@ -247,8 +254,8 @@ class Pictures:
         self._driver = driver
         if not endpoint:
             self.why_no_frames = (
-                "this browser has no DevTools endpoint of ours (UC mode: its pages must not "
-                "meet a second DevTools client; a Grid without se:cdp)"
+                "this browser's DevTools cannot be reached (a Grid without se:cdp, or a "
+                "browser that gave no debuggerAddress)"
             )
             return
         try:
