@@ -278,6 +278,30 @@ def test_a_closed_root_the_html_declares_in_a_frame_of_another_site_is_seen(
     assert box.within == "#coupon >> ng-coupon" and box.selectors[0].selector == field
 
 
+def test_in_uc_mode_a_closed_root_in_a_frame_of_another_site_is_seen(project: Project) -> None:
+    """UC mode has no guard to hand a frame's declared root over when it loads: entering
+    the frame through WebDriver does it (WebDriver reaches closed roots), so observation
+    and a text check see inside the coupon form framed from the other host name."""
+    project.pytester.makepyfile(
+        test_uc_frame=f"""
+        import time
+        from pytest_netgent.browser.page import evaluate
+        from pytest_netgent.synthesis.observation import observe
+
+        def test_inside(netgent_browser):
+            driver = netgent_browser.driver
+            assert type(driver).__module__.startswith("seleniumbase"), type(driver)
+            driver.get({project.base_url!r} + "/components/embed-declared")
+            text = {{"type": "text", "params": {{"text": "No code applied"}}}}
+            tick = evaluate(driver, [{{"checks": [text]}}], None, 5000)
+            assert tick.matched == [0], tick.results
+            names = [e.name for e in observe(driver).elements]
+            assert "Promo code" in names, names
+        """
+    )
+    project.run_subprocess("--netgent-uc").assert_outcomes(passed=1)
+
+
 def test_a_page_with_custom_elements_is_asked_once_for_hidden_roots(
     netgent_browser: NetgentBrowser, base_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,6 +14,8 @@ import contextlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from .declared import adopt_here
+
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
     from selenium.webdriver.remote.webelement import WebElement
@@ -59,6 +61,9 @@ class Chain:
             return False
         self.driver.switch_to.frame(found[0])
         self.framed = True
+        # its closed shadow roots (a frame of another site may have had no guard to hand
+        # them over when it loaded: UC mode, a Grid without a relay)
+        adopt_here(self.driver)
         return True
 
     def find(self, by: str, selector: str) -> list[WebElement]:

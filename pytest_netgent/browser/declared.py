@@ -11,7 +11,10 @@ a host whose root no script can see; a replay on pages without them never pays f
 Frames of another site (Chromium runs them in a process of their own) get the same from
 the browser's navigation guard, which holds a DevTools session in each: once each of
 their documents has loaded (:func:`adopt_in_frame`). Actions there go through WebDriver,
-which enters closed roots itself.
+which enters closed roots itself; and where no guard runs (UC mode, a Grid without a
+DevTools relay), entering such a frame through WebDriver hands its closed roots over the
+same way (:func:`adopt_here`, called by :meth:`Chain.enter`), so the looks that walk
+frames of another site (text checks, observation, snapshots, masking) see inside.
 """
 
 from __future__ import annotations
@@ -43,6 +46,31 @@ ADOPT = """function (...pairs) {
 }"""
 """Keeps each ``(host, root)`` pair of its arguments in the host's window (as shadow.js
 keeps the closed roots a script attaches); how many were not kept yet."""
+
+HOSTS = 50
+"""Most hosts one look at a document asks WebDriver for roots of."""
+_HOSTS = f"""const kept = window.__netgentRoots, none = window.__netgentNoRoot;
+const rootOf = (el) => el.shadowRoot || (kept && kept.get(el)) || null;
+const hosts = [], scopes = [document];
+while (scopes.length && hosts.length < {HOSTS}) {{
+  for (const el of scopes.pop().querySelectorAll("*")) {{
+    const root = rootOf(el);
+    if (root) scopes.push(root);
+    else if (el.localName.includes("-") && !(none && none.has(el))) hosts.push(el);
+  }}
+}}
+return hosts.slice(0, {HOSTS});"""
+"""The custom elements of the current document (shadow roots included, not its frames)
+without a root in sight, but those known to have none."""
+_KEEP = f"""const rootless = arguments[0];
+if (!window.__netgentNoRoot) {{
+  Object.defineProperty(window, "__netgentNoRoot", {{value: new WeakSet(), enumerable: false}});
+}}
+// a defined element has run its constructor: no root now, none to come from the HTML
+for (const el of rootless) if (el.matches(":defined")) window.__netgentNoRoot.add(el);
+return ({ADOPT})(...Array.from(arguments).slice(1));"""
+""":data:`ADOPT` for the pairs after the first argument, which lists hosts without a
+root (not asked again in this document once their element is defined)."""
 
 GROUP = "netgent-declared"
 """The DevTools object group of the references made here, released after use."""
@@ -96,6 +124,36 @@ def adopt_declared_roots(driver: WebDriver) -> int:
             except WebDriverException as exc:
                 if browser_gone(exc):
                     raise
+
+
+def adopt_here(driver: WebDriver, rounds: int = 5) -> int:
+    """Hand the closed shadow roots of the document WebDriver is in to its window's
+    ``__netgentRoots`` through WebDriver itself, which reaches closed roots (no DevTools
+    needed: a frame of another site in UC mode or on a Grid without a relay, where no
+    guard did it when the frame loaded); how many were new. ``rounds``: roots inside
+    roots come into sight once their host's is kept."""
+    from selenium.common.exceptions import NoSuchShadowRootException, WebDriverException
+
+    adopted = 0
+    try:
+        for _ in range(rounds):
+            pairs: list[Any] = []
+            rootless = []
+            for host in driver.execute_script(_HOSTS) or ():
+                try:
+                    pairs += [host, host.shadow_root]
+                except NoSuchShadowRootException:
+                    rootless.append(host)
+            if not (pairs or rootless):
+                break
+            new = int(driver.execute_script(_KEEP, rootless, *pairs) or 0)
+            adopted += new
+            if not new:
+                break
+    except WebDriverException as exc:
+        if browser_gone(exc):
+            raise
+    return adopted  # (a host gone meanwhile: the page moved on, the next look asks again)
 
 
 Send = Callable[..., None]
