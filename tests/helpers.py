@@ -326,3 +326,57 @@ def headless_chromium(size: tuple[int, int] = (1400, 1000)) -> Iterator[Any]:
         yield chrome
     finally:
         chrome.quit()
+
+
+def embedded_call(project: Project) -> None:
+    """A workflow that tracks WebRTC on a page framing a video call from the other host
+    name (a process of its own), starts the call and collects NetGent's summary into
+    ``meeting.json``; the ini gives the call a fake camera, microphone and loopback ICE."""
+    path = project.workflow(
+        "call",
+        """
+        name: call
+        start_url: "{base_url}/components/embed-call"
+        states:
+          - name: In call
+            triggers: [The leave button is shown]
+            actions: [Stay a few seconds, Collect the WebRTC metrics]
+            end: Called
+          - name: Page
+            triggers: [The start button is shown]
+            actions: [Track WebRTC, Start the call]
+        """,
+    )
+    out = {"out_path": "meeting.json"}
+    project.states(
+        path,
+        "call",
+        {
+            "In call": (
+                [element("#call >> #leave-button")],
+                [
+                    {"type": "wait", "params": {"seconds": 4}},
+                    {"type": "collect_webrtc_metrics", "params": out},
+                ],
+            ),
+            "Page": (
+                [element("#start")],
+                [
+                    {"type": "start_webrtc_tracking", "params": {}},
+                    {"type": "click", "params": css("#start")},
+                ],
+            ),
+        },
+    )
+    project.pytester.makeini(  # the call's camera, microphone and loopback ICE
+        "[pytest]\nnetgent_state_timeout = 5\nnetgent_browser_args =\n"
+        "    --use-fake-device-for-media-stream\n    --use-fake-ui-for-media-stream\n"
+        "    --allow-loopback-in-peer-connection\n"
+    )
+
+
+def embedded_call_totals(project: Project) -> dict[str, Any]:
+    """The tab's WebRTC totals in :func:`embedded_call`'s ``meeting.json``."""
+    (meeting,) = (project.path / "netgent-artifacts").glob("*/meeting.json")
+    (page,) = json.loads(meeting.read_text("utf-8"))["pages"]
+    return dict(page["webrtc"])

@@ -26,6 +26,8 @@ from .helpers import (
     away_workflow,
     css,
     element,
+    embedded_call,
+    embedded_call_totals,
     kill_conftest,
     url_is,
 )
@@ -210,52 +212,10 @@ def test_a_call_in_a_frame_of_another_site_is_measured_on_a_grid(
     """A video call embedded from the other host name: the guard, through the Grid's
     relay, runs the WebRTC tracker in the frame's own process; NetGent's summary of the
     tab counts the framed call."""
-    path = project.workflow(
-        "call",
-        """
-        name: call
-        start_url: "{base_url}/components/embed-call"
-        states:
-          - name: In call
-            triggers: [The leave button is shown]
-            actions: [Stay a few seconds, Collect the WebRTC metrics]
-            end: Called
-          - name: Page
-            triggers: [The start button is shown]
-            actions: [Track WebRTC, Start the call]
-        """,
-    )
-    out = {"out_path": "meeting.json"}
-    project.states(
-        path,
-        "call",
-        {
-            "In call": (
-                [element("#call >> #leave-button")],
-                [
-                    {"type": "wait", "params": {"seconds": 4}},
-                    {"type": "collect_webrtc_metrics", "params": out},
-                ],
-            ),
-            "Page": (
-                [element("#start")],
-                [
-                    {"type": "start_webrtc_tracking", "params": {}},
-                    {"type": "click", "params": css("#start")},
-                ],
-            ),
-        },
-    )
-    project.pytester.makeini(  # the call's camera, microphone and loopback ICE
-        "[pytest]\nnetgent_state_timeout = 5\nnetgent_browser_args =\n"
-        "    --use-fake-device-for-media-stream\n    --use-fake-ui-for-media-stream\n"
-        "    --allow-loopback-in-peer-connection\n"
-    )
+    embedded_call(project)
     result = project.run_subprocess(f"--netgent-remote={grid}")
     result.assert_outcomes(passed=1)
-    (meeting,) = (project.path / "netgent-artifacts").glob("*/meeting.json")
-    (page,) = json.loads(meeting.read_text("utf-8"))["pages"]
-    totals = page["webrtc"]
+    totals = embedded_call_totals(project)
     assert totals["connection_count"] == 1 and totals["bytes_received"] > 10_000, totals
 
 

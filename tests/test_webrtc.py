@@ -17,7 +17,7 @@ from pytest_netgent import NetgentBrowser
 from pytest_netgent.plugin.shaping import unavailable
 from pytest_netgent.workflow.automaton import parse_automaton
 
-from .helpers import QUIET, Project, read_rows
+from .helpers import QUIET, Project, embedded_call, embedded_call_totals, read_rows
 from .test_scenario import CONFTEST  # the sites served in the session's network namespace
 
 EXAMPLE = Path(__file__).parent.parent / "example_suites" / "call" / "quality.netgent.yaml"
@@ -182,3 +182,15 @@ def test_a_shaped_call_shows_a_lower_bitrate_and_a_longer_round_trip(
     assert statistics.median(plain_rtt) < statistics.median(shaped_rtt)
     lost = max((s["packets_lost"] or 0) for s in shaped if s["direction"] == "inbound")
     assert lost > 0  # the bottleneck's full queue drops
+
+
+def test_in_uc_mode_a_call_in_a_frame_of_another_site_is_measured(project: Project) -> None:
+    """UC mode has no guard: tracking WebRTC opens a DevTools connection of its own that
+    only runs the tracker in frames of other sites (none is opened when a run does not
+    track), so NetGent's summary counts the call embedded from the other host name.
+    (Its media do not flow here: SeleniumBase's profile turns WebRTC's multiple routes
+    off, so on a machine without a default route no candidate is gathered.)"""
+    embedded_call(project)
+    project.run_subprocess("--netgent-uc").assert_outcomes(passed=1)
+    totals = embedded_call_totals(project)
+    assert totals["connection_count"] == 1 and totals["connection_states"], totals

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .chain import Chain, chained
+from .guard import FramesOnDemand
 from .keyboard import key_chord
 from .labels import LabelActions
 from .tabs import TabActions, TabMemory
@@ -63,10 +64,11 @@ class RunTools:
         frames: FrameScripts | None = None,
     ) -> RunTools:
         """The tools of a run starting now, writing their files in ``output``; ``frames``
-        runs the WebRTC tracker in frames of other sites (the browser's guard)."""
+        runs the WebRTC tracker in frames of other sites (the browser's guard; without
+        one, a connection opened only if the run tracks WebRTC)."""
         now = time.time()
         webrtc = WebrtcMeter(driver, now, redact, output)
-        webrtc.frames = frames
+        webrtc.frames = frames if frames is not None else FramesOnDemand(driver)
         return cls(VideoSampler(driver, now, redact, output), webrtc, env=env)
 
 

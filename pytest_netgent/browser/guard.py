@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .declared import adopt_in_frame
+from .watchdog import devtools_endpoint
 
 Allow = Callable[[str], bool]
 """Whether the browser may open a URL."""
@@ -36,8 +37,14 @@ class NavigationGuard:
     ``allow`` is ``None`` between runs: everything goes (the reset's blank page).
     """
 
-    def __init__(self, endpoint: str, frame_scripts: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, endpoint: str, frame_scripts: tuple[str, ...] = (), *, hold: bool = True
+    ) -> None:
         import websocket  # selenium's own dependency
+
+        self.hold = hold
+        """Whether navigations are held and judged; without, the connection only runs
+        scripts in frames of other sites (:class:`FramesOnDemand`)."""
 
         self.frame_scripts = frame_scripts
         """Scripts run in every tab and every frame of another site before their own
@@ -148,8 +155,10 @@ class NavigationGuard:
         """Pause the document requests of the tab ``tab`` attached as ``session``."""
         if session not in self._tabs:
             self._tabs[session] = tab
-            self._send("Fetch.enable", {"patterns": _DOCUMENTS}, session)
-            if self.frame_scripts:  # its frames of other sites join, held until prepared
+            if self.hold:
+                self._send("Fetch.enable", {"patterns": _DOCUMENTS}, session)
+            if self.frame_scripts or not self.hold:  # its frames of other sites join,
+                # held until prepared
                 self._prepare(session)
                 self._send("Target.setAutoAttach", _HOLD_NEW, session)
 
@@ -209,7 +218,7 @@ class NavigationGuard:
                 self._watch(session, str(target.get("targetId", "")))
             elif target.get("type") == "iframe":
                 self._frames.add(session)
-                if self.frame_scripts:
+                if self.frame_scripts or not self.hold:
                     self._prepare(session)
                 for source in list(self._run_scripts):
                     self._add_script(session, source)
@@ -238,3 +247,36 @@ class NavigationGuard:
             {"requestId": params["requestId"], "errorReason": "BlockedByClient"},
             session,
         )
+
+
+class FramesOnDemand:
+    """Runs a run's scripts in the frames of other sites of a browser without a guard
+    (UC mode, whose pages are not held): a DevTools connection of its own that holds no
+    navigation, opened by the first :meth:`add_frame_script` (a run that adds none never
+    opens one) and closed when the last script is dropped. A browser whose DevTools
+    cannot be reached (a Grid without ``se:cdp``) gets nothing, as before."""
+
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+        self._guard: NavigationGuard | None = None
+
+    def add_frame_script(self, source: str) -> None:
+        """:meth:`NavigationGuard.add_frame_script`, the connection opened if needed."""
+        if self._guard is None:
+            endpoint = devtools_endpoint(self.driver)
+            if not endpoint:
+                return
+            try:
+                self._guard = NavigationGuard(endpoint, hold=False)
+            except Exception:  # no DevTools to reach: frames of other sites go untracked
+                return
+        self._guard.add_frame_script(source)
+
+    def drop_frame_script(self, source: str) -> None:
+        """:meth:`NavigationGuard.drop_frame_script`; the last one closes the connection."""
+        guard = self._guard
+        if guard is not None:
+            guard.drop_frame_script(source)
+            if not guard._run_scripts:
+                self._guard = None
+                guard.close()

@@ -89,8 +89,8 @@ class WebrtcMeter(Meter):
     """Each tracked tab's new-document script."""
     frames: FrameScripts | None = None
     """Runs the tracker in the frames of other sites too (a call embedded from another
-    site); ``None``: a browser without a guard of ours (UC, a Grid without a DevTools
-    relay), whose frames of other sites are not tracked."""
+    site): the browser's guard, or a connection of its own where it has none (UC mode);
+    ``None``: those frames are not tracked."""
 
     @property
     def active(self) -> bool:
@@ -136,9 +136,11 @@ class WebrtcMeter(Meter):
         """The run ended: take what every tracked tab still holds, in time order."""
         if not self.active:
             return
-        self._each_tab(self._stop, self.tabs)
-        if self.frames is not None:
-            self.frames.drop_frame_script(tracker_source())
+        try:
+            self._each_tab(self._stop, self.tabs)
+        finally:  # (a connection of its own is closed with it)
+            if self.frames is not None:
+                self.frames.drop_frame_script(tracker_source())
         self.tabs, self._scripts = frozenset(), {}
         self.samples.sort(key=lambda s: s["time"])
 
@@ -156,7 +158,7 @@ class WebrtcMeter(Meter):
     def _stop_far(self, queue: list[str]) -> None:
         """The last samples of the tab's frames of other sites (``queue``: their paths),
         entered through WebDriver, with their samplers stopped; a frame gone meanwhile
-        has nothing to give. Only where the guard tracked them (none in UC mode)."""
+        has nothing to give. Only where the tracker ran in them (:attr:`frames`)."""
         from selenium.common.exceptions import WebDriverException
 
         if self.frames is None:
