@@ -428,6 +428,8 @@ def test_uc_mode_replays_without_download_attempts(project: Project) -> None:
     assert "googlechromelabs" not in output
     # nothing written into the installed package (its drivers folder)
     assert {p.name: p.stat().st_mtime for p in drivers.iterdir()} == before
+    # nor SeleniumBase's downloads folder into the project
+    assert not (project.path / "downloaded_files").exists()
 
 
 def test_browser_args_reach_chromium(project: Project) -> None:

@@ -7,11 +7,8 @@ is ever downloaded: both executables are located up front, with a clear error if
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import io
 import json
-import logging
 import os
 import shutil
 import tempfile
@@ -164,7 +161,17 @@ def start_browser(options: BrowserOptions) -> WebDriver:
         return start_remote(options)
     browser, driver_path = options.locate()
     if options.uc:
-        return _start_uc(options, browser, driver_path)
+        from .uc import start_uc
+
+        driver = start_uc(
+            options.chromium_args(),
+            options.headless,
+            browser,
+            driver_path,
+            temp_dir=options.temp_dir or None,
+            log_cdp_events=options.network_events,  # the performance log, for HAR
+        )
+        return _ready(driver, options)
     from selenium import webdriver
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
@@ -370,44 +377,6 @@ def browser_gone(exc: BaseException) -> bool:
         return True
     text = str(getattr(exc, "msg", None) or exc).lower()
     return any(sign in text for sign in _GONE)
-
-
-def _start_uc(options: BrowserOptions, browser: str, driver_path: str) -> WebDriver:
-    """SeleniumBase UC mode, with the system driver and no download attempt."""
-    try:
-        from seleniumbase import Driver
-        from seleniumbase.config import settings as sb_settings
-    except ImportError:
-        from ..system.extras import UC_MISSING
-
-        raise BrowserError(UC_MISSING) from None
-    # SeleniumBase downloads a driver when its driver folder has none, and patches the
-    # one it runs (uc_driver); a folder of this browser's own, named through its
-    # NEW_DRIVER_DIR setting, holds copies of the system chromedriver instead, so
-    # nothing is downloaded and nothing is written into the installed package.
-    drivers = tempfile.mkdtemp(prefix="netgent-uc-drivers-", dir=options.temp_dir or None)
-    atexit.register(shutil.rmtree, drivers, True)
-    for name in ("chromedriver", "uc_driver"):
-        shutil.copy2(driver_path, os.path.join(drivers, name))
-    sb_settings.NEW_DRIVER_DIR = drivers
-    logging.getLogger("seleniumbase").setLevel(logging.ERROR)
-    quiet = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-            driver: WebDriver = Driver(
-                uc=True,
-                headless2=options.headless,
-                binary_location=browser,
-                chromium_arg=",".join(a for a in options.chromium_args() if "headless" not in a),
-                no_sandbox=True,
-                log_cdp_events=options.network_events,  # the performance log, for HAR
-            )
-    except Exception as exc:  # SeleniumBase raises its own and Selenium's types: one message
-        raise BrowserError(
-            f"SeleniumBase UC mode did not start Chromium ({browser}): {_first_line(str(exc))}"
-            f"; output: {_first_line(quiet.getvalue())}"
-        ) from None
-    return _ready(driver, options)
 
 
 def _first_line(text: Any) -> str:
