@@ -436,39 +436,33 @@ def test_in_uc_mode_a_video_in_a_closed_root_in_a_frame_of_another_site_is_sampl
 ) -> None:
     """UC mode (no guard, no script of ours before the page's): the embedded player's
     closed root is handed over as the sampler enters its frame through WebDriver."""
-    project.pytester.makepyfile(
-        test_uc_player="""
-        from pytest_netgent import State, Workflow
-        from pytest_netgent.workflow.automaton import Action, Check
-
-        def test_player(netgent_browser):
-            assert type(netgent_browser.driver).__module__.startswith("seleniumbase")
-            workflow = Workflow.model_validate({
-                "name": "framed-player",
-                "start_url": "{base_url}/components/embed-player",
-                "states": [{"name": "Player", "end": "Watched"}],
-            })
-            play = {"by": "css selector", "selector": "#stage >> ng-player >> #play"}
-            player = State(
-                name="Player",
-                checks=[Check(type="element", params=play)],
-                actions=[
-                    Action(type="start_video_sampling", params={"interval": 0.25}),
-                    Action(type="click", params=play),
-                    Action(type="wait", params={"seconds": 2.5}),
-                    Action(type="stop_video_sampling", params={}),
-                ],
-                end_state="Watched",
-            )
-            result = netgent_browser.run(workflow, states=[player])
-            assert result.passed, result.error
-            seen = [s for s in result.qoe if s.get("video") is not None]
-            assert len(seen) >= 5, result.qoe
-            assert seen[-1]["page"].endswith("/components/player"), seen[-1]
-            assert seen[-1]["playback_time"] - seen[0]["playback_time"] > 1.0
+    path = project.workflow(
+        "player",
         """
+        name: player
+        start_url: "{base_url}/components/embed-player"
+        states:
+          - name: Player
+            triggers: [The player is shown]
+            actions: [Sample the video, Play it, Watch, Stop sampling]
+            end: Watched
+        """,
     )
-    project.run_subprocess("--netgent-uc").assert_outcomes(passed=1)
+    play = "#stage >> ng-player >> #play"
+    actions = [
+        {"type": "start_video_sampling", "params": {"interval": 0.25}},
+        {"type": "click", "params": {"by": "css selector", "selector": play}},
+        {"type": "wait", "params": {"seconds": 2.5}},
+        {"type": "stop_video_sampling", "params": {}},
+    ]
+    project.states(path, "player", {"Player": ([element(play)], actions)})
+    # the samples are kept with the item's capture (qoe.jsonl beside its HAR)
+    project.run_subprocess("--netgent-uc", "--netgent-capture=har").assert_outcomes(passed=1)
+    (qoe,) = (project.path / "netgent-artifacts").glob("*/qoe.jsonl")
+    rows = [json.loads(line) for line in qoe.read_text().splitlines()]
+    seen = [r for r in rows if r.get("video") is not None]
+    assert len(seen) >= 5 and seen[-1]["page"].endswith("/components/player"), rows
+    assert seen[-1]["playback_time"] - seen[0]["playback_time"] > 1.0
 
 
 def test_sampling_reaches_a_frame_of_another_site_on_a_later_page(

@@ -62,6 +62,9 @@ def start_uc(
     sb_settings.NEW_DRIVER_DIR = drivers
     _own_folder(own)
     logging.getLogger("seleniumbase").setLevel(logging.ERROR)
+    plain, features, size = _split(args)
+    if features:
+        extra["disable_features"] = ",".join(features)
     quiet = io.StringIO()
     try:
         with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet), _webrtc_prefs():
@@ -69,16 +72,50 @@ def start_uc(
                 uc=True,
                 headless2=headless,
                 binary_location=browser,
-                chromium_arg=",".join(a for a in args if "headless" not in a),
+                chromium_arg=",".join(plain),
                 no_sandbox=True,
                 **extra,
             )
+        if size:
+            try:
+                driver.set_window_size(*size)
+            except BaseException:  # the browser is quit, then the error is raised
+                with contextlib.suppress(Exception):  # a browser already gone
+                    driver.quit()
+                raise
     except Exception as exc:  # SeleniumBase raises its own and Selenium's types: one message
         raise BrowserError(
             f"SeleniumBase UC mode did not start Chromium ({browser}): {_line(exc)}"
             f"; output: {_line(quiet.getvalue())}"
         ) from None
     return driver
+
+
+def _split(args: list[str]) -> tuple[list[str], list[str], tuple[int, int] | None]:
+    """``args`` as SeleniumBase takes them: it joins its flags with commas and splits
+    them there, so a flag holding commas would become several. The window size is
+    given to the window once it runs, the features to disable through SeleniumBase's
+    own list; another flag with a comma cannot be passed (:class:`BrowserError`)."""
+    plain, features, size = [], [], None
+    for arg in args:
+        if "headless" in arg:
+            continue  # SeleniumBase's headless2 says it
+        if arg.startswith("--window-size="):
+            width, _, height = arg.partition("=")[2].partition(",")
+            if not (width.strip().isdigit() and height.strip().isdigit()):
+                raise BrowserError(f"the browser flag {arg!r} is not --window-size=WIDTH,HEIGHT")
+            size = (int(width), int(height))
+        elif arg.startswith("--disable-features="):
+            features += [f for f in arg.partition("=")[2].split(",") if f]
+        elif "," in arg:
+            raise BrowserError(
+                f"the browser flag {arg!r} holds a comma, which SeleniumBase's UC mode "
+                "(--netgent-uc) splits into separate flags: drop the flag, or the "
+                "--netgent-uc option for this run"
+            )
+        else:
+            plain.append(arg)
+    return plain, features, size
 
 
 def _own_folder(own: str) -> None:
