@@ -152,13 +152,13 @@ class NavigationGuard:
         self._watch(str(answer["sessionId"]), tab)
 
     def _watch(self, session: str, tab: str) -> None:
-        """Pause the document requests of the tab ``tab`` attached as ``session``."""
+        """Watch the tab ``tab`` attached as ``session``: pause its document requests
+        (when holding) and have its frames of other sites join."""
         if session not in self._tabs:
             self._tabs[session] = tab
             if self.hold:
                 self._send("Fetch.enable", {"patterns": _DOCUMENTS}, session)
-            if self.frame_scripts or not self.hold:  # its frames of other sites join,
-                # held until prepared
+            if self.frame_scripts or not self.hold:  # held until prepared
                 self._prepare(session)
                 self._send("Target.setAutoAttach", _HOLD_NEW, session)
 
