@@ -94,13 +94,22 @@ class Project:
         path.write_text(json.dumps(data, indent=2), encoding="utf-8")
         return path
 
+    def _marked(self, args: tuple[str, ...]) -> None:
+        """A test that starts UC mode is marked ``uc``: the dependency matrix, which has no
+        SeleniumBase, leaves those out by the mark."""
+        if "--netgent-uc" in args:
+            node = self.pytester._request.node  # the test that runs this
+            assert node.get_closest_marker("uc"), "mark a test that starts UC mode @pytest.mark.uc"
+
     def run(self, *args: str, base_url: str | None = None) -> pytest.RunResult:
         """pytest in-process, with this project's base URL."""
+        self._marked(args)
         url = self.base_url if base_url is None else base_url
         return self.pytester.runpytest(*QUIET, f"--netgent-base-url={url}", *args)
 
     def run_subprocess(self, *args: str) -> pytest.RunResult:
         """pytest in a subprocess (for xdist)."""
+        self._marked(args)
         return self.pytester.runpytest_subprocess(
             *QUIET, f"--netgent-base-url={self.base_url}", *args
         )

@@ -278,6 +278,7 @@ def test_a_closed_root_the_html_declares_in_a_frame_of_another_site_is_seen(
     assert box.within == "#coupon >> ng-coupon" and box.selectors[0].selector == field
 
 
+@pytest.mark.uc
 def test_in_uc_mode_a_closed_root_in_a_frame_of_another_site_is_seen(project: Project) -> None:
     """UC mode has no guard to hand a frame's declared root over when it loads: entering
     the frame through WebDriver does it (WebDriver reaches closed roots), so observation
@@ -431,6 +432,7 @@ def test_video_samples_come_from_a_video_in_a_closed_shadow_root_in_a_frame(
         assert seen[-1]["page"].endswith("/components/framed-player")
 
 
+@pytest.mark.uc
 def test_in_uc_mode_a_video_in_a_closed_root_in_a_frame_of_another_site_is_sampled(
     project: Project,
 ) -> None:

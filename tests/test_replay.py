@@ -400,6 +400,7 @@ def test_missing_chromium_names_the_fix(project: Project, tmp_path: Path) -> Non
     )
 
 
+@pytest.mark.uc
 def test_uc_mode_replays_without_download_attempts(project: Project) -> None:
     file = project.workflow("search", SEARCH_WORKFLOW)
     project.states(file, "search", SEARCH_STATES)

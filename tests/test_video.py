@@ -36,7 +36,9 @@ def artifacts(project: Project) -> Path:
     return project.path / "netgent-artifacts"
 
 
-@pytest.mark.parametrize("mode", [[], ["--netgent-uc"]], ids=["local", "uc"])
+@pytest.mark.parametrize(
+    "mode", [[], pytest.param(["--netgent-uc"], marks=pytest.mark.uc)], ids=["local", "uc"]
+)
 def test_every_item_gets_a_video_of_what_its_browser_showed(
     project: Project, mode: list[str]
 ) -> None:

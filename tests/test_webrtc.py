@@ -184,6 +184,7 @@ def test_a_shaped_call_shows_a_lower_bitrate_and_a_longer_round_trip(
     assert lost > 0  # the bottleneck's full queue drops
 
 
+@pytest.mark.uc
 def test_in_uc_mode_a_call_in_a_frame_of_another_site_is_measured(project: Project) -> None:
     """UC mode has no guard: tracking WebRTC opens a DevTools connection of its own that
     only runs the tracker in frames of other sites (none is opened when a run does not
