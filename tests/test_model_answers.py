@@ -231,6 +231,58 @@ def test_a_recording_that_passed_on_a_guess_is_replayed_and_nothing_written(
     assert not (path.parent / "__netgent__").exists()
 
 
+SKIP = """
+name: skip
+start_url: "{base_url}/wiki/"
+vars: {query: QUIC}
+states:
+  - name: Home
+    triggers: ["The URL is '/wiki/'"]
+    actions: ['Type {query} into the search box', Press Enter]
+  - name: Results
+    triggers: ["The URL contains 'q={query}'"]
+    actions: [Click the first result]
+  - name: Article
+    triggers: [An article heading is shown]
+    end: Read
+"""
+
+
+def test_an_end_state_does_not_skip_a_state_before_it_that_this_page_confirms(
+    project: Project, netgent_browser: NetgentBrowser
+) -> None:
+    """A model took the search results for the article (SmolLM2 on the shop's search): the
+    end state's vague trigger was given checks that hold on the results page too, and the
+    recording ended there. The state declared between, whose literal trigger holds on that
+    page, is what the page is: the end state is asked for again without it."""
+    from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
+
+    offered: list[list[str]] = []
+
+    class SkippingToTheEnd(_Guessing):
+        """The end state whenever it is on offer; otherwise a state that has not run."""
+
+        def select_state(self, ctx: Context, page: Observation, candidates: list[StateSpec]) -> Any:
+            offered.append([c.name for c in candidates])
+            if not ctx.history:
+                return candidates[0]
+            fresh = [c for c in candidates if c.name not in ctx.history]
+            return next((c for c in fresh if c.end), fresh[0] if fresh else candidates[0])
+
+        def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+            if state.end:  # holds on the results page as much as on an article's
+                return [Check(type="url", params={"url": "{base_url}/wiki/", "match": "prefix"})]
+            return BuiltinSynthesiser().define_triggers(ctx, page, state)
+
+        def resolve_instruction(self, *args: Any) -> tuple[list[Action], bool]:
+            return BuiltinSynthesiser().resolve_instruction(*args)
+
+    path = project.workflow("skip", SKIP)
+    result = netgent_browser.run(path, record="all", synthesiser=SkippingToTheEnd())
+    assert result.states_visited == ["Home", "Results", "Article"]
+    assert ["Home", "Results"] in offered  # asked again on the results page, without the end
+
+
 def test_synthesised_actions_keep_their_elements_other_stable_locators() -> None:
     from pytest_netgent.synthesis.elements import with_alternatives
     from pytest_netgent.synthesis.observation import Group, Selector

@@ -26,8 +26,8 @@ from ..synthesis import (
     Synthesiser,
     Unresolved,
 )
-from ..synthesis.builtin import BuiltinSynthesiser
 from ..synthesis.elements import with_alternatives
+from ..synthesis.ends import end_guessed
 from ..synthesis.observation import Observation, observe
 from ..synthesis.picks import Declined
 from ..synthesis.words import varies_with
@@ -160,18 +160,13 @@ class Recorder:
         return now - self._waiting[1]
 
     def _no_false_end(self, page: Observation, candidates: list[StateSpec]) -> StateSpec:
-        """The state the synthesiser picks. An end state passes the item: it is asked
-        for again without it when its triggers, read literally, do not hold on this page,
-        or when it would end the run on its first page while states that lead somewhere
-        are on offer and nothing on the page confirms it (a model's guess)."""
-        judge = BuiltinSynthesiser()
+        """The state the synthesiser picks; an end state is asked for again without it
+        when taking it is a guess (:func:`~..synthesis.ends.end_guessed`)."""
 
         def guessed(spec: StateSpec) -> bool:
             if not spec.end or getattr(self.synth, "vouched", "") == spec.name:
                 return False  # not an end, or a person said which state this page is
-            verdict = judge.verdict(self.ctx, page, spec)
-            first = not self.ctx.history and any(not c.end for c in candidates)
-            return verdict == "no" or (first and verdict != "yes")
+            return end_guessed(self.ctx, page, spec, candidates)
 
         spec = self.synth.select_state(self.ctx, page, candidates)
         if not guessed(spec):

@@ -1,0 +1,36 @@
+"""When a synthesiser's choice of an end state for a page is a guess.
+
+An end state passes the item, so a recording that takes one on the wrong page reports
+success for a run that never did what the workflow says (a model that took a shop's
+search results for the product page). The builtin rules read the states' triggers
+literally (:meth:`~.builtin.BuiltinSynthesiser.verdict`) and judge the choice.
+"""
+
+from __future__ import annotations
+
+from ..workflow.spec import StateSpec
+from . import Context
+from .builtin import BuiltinSynthesiser
+from .observation import Observation
+
+
+def end_guessed(
+    ctx: Context, page: Observation, spec: StateSpec, candidates: list[StateSpec]
+) -> bool:
+    """Whether taking end state ``spec`` on ``page`` is a guess: its triggers, read
+    literally, do not hold here; or nothing on the page confirms them while it would end
+    the run on its first page with states that lead somewhere on offer, or would skip a
+    state declared before it (and after the last that ran) whose triggers hold here."""
+    judge = BuiltinSynthesiser()
+    verdict = judge.verdict(ctx, page, spec)
+    if verdict in ("yes", "no"):
+        return verdict == "no"
+    if not ctx.history:
+        return any(not c.end for c in candidates)
+    order = ctx.order
+    last = order.index(ctx.history[-1]) if ctx.history[-1] in order else -1
+    end = order.index(spec.name) if spec.name in order else len(order)
+    between = [
+        c for c in candidates if not c.end and c.name in order and last < order.index(c.name) < end
+    ]
+    return any(judge.verdict(ctx, page, c) == "yes" for c in between)
