@@ -221,14 +221,15 @@ class Recorder:
         self, engine: Engine, matched: StateSpec, compiled: set[str], url: str
     ) -> int | None:
         """State ``matched``, made in this run, would run again on ``url`` where it ran
-        before: take the state not compiled yet that applies there, or fail naming them
-        (a recording never loops until its timeout)."""
+        before: take the state not compiled yet that applies there (``matched`` is not
+        offered: it would loop), or fail naming them (a recording never loops until its
+        timeout)."""
         pending = [s for s in self.workflow.states if s.name not in compiled]
         self.ctx.history = engine.result.states_visited
         why = ""
         try:
             page = self._observe(engine)
-            spec = self.synth.select_state(self.ctx, page, [*pending, matched])
+            spec = self._no_false_end(page, pending) if pending else matched
             if spec.name != matched.name:
                 checks = self.synth.define_triggers(self.ctx, page, spec)
                 index = self._adopt(engine, spec, page, checks, strict=False)

@@ -89,12 +89,13 @@ def action_answer(
     targets: dict[str, list[int]],
     actions: tuple[str, ...] = AGENT_ACTIONS,
     texts: list[str] | None = None,
+    keys: tuple[str, ...] = (),
 ) -> type[BaseModel]:
     """Stage 3's answer: one of ``actions``, each with exactly its parameters; an action
     on an element names one of ``targets[action]`` (the fields ``type`` can type into,
     the lists ``select`` can pick from) and is left out where there is none. With
     ``texts`` (the placeholders and quoted words of the instruction), ``type`` types one
-    of them."""
+    of them; with ``keys`` (the keys it names), ``press_key`` presses one of those."""
     variants: list[type[BaseModel]] = []
     for name in actions:
         fields: dict[str, Any] = {"action": (Literal[name], ...)}
@@ -106,6 +107,8 @@ def action_answer(
         fields.update(_PARAMS.get(name, {}))
         if name == "type" and texts:
             fields["text"] = (Literal[tuple(texts)], ...)
+        if name == "press_key" and keys:
+            fields["key"] = (Literal[keys], ...)
         variants.append(create_model(f"Do_{name}", __base__=_Strict, **fields))
     step: Any = variants[0] if len(variants) == 1 else _union(variants)
     return create_model(
@@ -156,6 +159,59 @@ def typed_texts(instruction: str) -> list[str]:
     found = [m.group(0) for m in PLACEHOLDER.finditer(instruction)]
     found += re.findall(r"""["'“‘]([^"'“”‘’]+)["'”’]""", instruction)
     return list(dict.fromkeys(found))
+
+
+_VERBS: dict[str, tuple[str, ...]] = {
+    "click": ("click",),
+    "tap": ("click",),
+    "press": ("click", "press_key"),
+    "hit": ("click", "press_key"),
+    "type": ("type",),
+    "fill": ("type",),
+    "write": ("type",),
+    "enter": ("type",),
+    "select": ("select", "click"),
+    "choose": ("select", "click"),
+    "pick": ("select", "click"),
+    "scroll": ("scroll", "scroll_to"),
+    "hover": ("hover",),
+    "wait": ("wait", "wait_for_text"),
+}
+"""Leading verbs of an instruction, and the agent actions each may be carried out by (a
+custom list is picked by clicks; "press the Like button" is a click)."""
+
+_KEY_NAMES = {k.lower(): k for k in KEYS} | {"return": "Enter", "esc": "Escape"}
+_CLAUSES = re.compile(r",|;|\band then\b|\bthen\b|\band\b", re.I)
+
+
+def instructed(instruction: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The agent actions ``instruction`` may be carried out by, and the keys it may
+    press: when every clause begins with a verb of its own ("Type {query} and press
+    Enter"), only those verbs' actions (and ``terminate``), and a key that follows
+    "press" is the only key ("Press Enter" is not a click on a product); otherwise every
+    action (an instruction that names a goal, "Log in as {user}", leaves the way open)."""
+    actions: list[str] = []
+    keys: list[str] = []
+    unquoted = re.sub(r"""(["“‘]).*?["”’]|'[^']*'(?!\w)""", "it", instruction)
+    for clause in _CLAUSES.split(unquoted):
+        words = re.findall(r"[\w{}]+", clause.lower())
+        if not words:
+            continue
+        verb = _VERBS.get(words[0])
+        if verb is None:
+            return AGENT_ACTIONS, ()
+        rest = [w for w in words[1:] if w != "the"]  # "Press Enter", "Press the Enter key"
+        named = verb[-1] == "press_key" and rest[1:] in ([], ["key"])
+        key = _KEY_NAMES.get(rest[0]) if named and rest else None
+        if key is not None:
+            actions.append("press_key")
+            keys.append(key)
+        else:
+            actions += verb
+            keys += [] if "press_key" not in verb else list(KEYS)
+    if not actions:
+        return AGENT_ACTIONS, ()
+    return (*dict.fromkeys([*actions, "terminate"]),), (*dict.fromkeys(keys),)
 
 
 def likeliest_first(candidates: list[StateSpec], ctx: Context) -> list[StateSpec]:

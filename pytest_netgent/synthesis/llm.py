@@ -41,6 +41,7 @@ from .answers import (
     ON_ELEMENT,
     action_answer,
     action_output,
+    instructed,
     likeliest_first,
     relevant,
     state_answer,
@@ -438,7 +439,8 @@ class LLMSynthesiser:
         page = relevant(page, instruction, self.max_elements)
         values = "\n".join(f"{{{k}}} = {v}" for k, v in ctx.values.items())
         values += "".join(f"\n{{{name}}} = (secret, never shown)" for name in ctx.secrets)
-        schema = action_answer(targets(page), texts=typed_texts(instruction))
+        actions, keys = instructed(instruction)
+        schema = action_answer(targets(page), actions, typed_texts(instruction), keys)
         prompt = self._prompt(
             "ACTION",
             values=values or "(none)",
