@@ -29,7 +29,7 @@ from pytest_netgent.synthesis.answers import (
     typed_texts,
 )
 from pytest_netgent.synthesis.llm import LLMSynthesiser, candidate_checks, normalised
-from pytest_netgent.synthesis.observation import Observation, ObservedElement
+from pytest_netgent.synthesis.observation import Observation, ObservedElement, Selector
 from pytest_netgent.workflow.automaton import Action, Check
 from pytest_netgent.workflow.spec import StateSpec
 from tests.helpers import Project
@@ -81,7 +81,16 @@ def test_what_an_instruction_says_to_do_is_all_it_may_do() -> None:
     """SmolLM2 carried out "Press Enter" on the shop's search by clicking a product link:
     the answer's schema offers the actions of the instruction's own verbs only."""
     page = PAGE.model_copy(
-        update={"elements": [ObservedElement(mmid=1, tag="a", name="Classic Puzzle 005")]}
+        update={
+            "elements": [
+                ObservedElement(
+                    mmid=1,
+                    tag="a",
+                    name="Classic Puzzle 005",
+                    selectors=[Selector(by="css selector", selector="#p5", stable=True)],
+                )
+            ]
+        }
     )
     actions, keys = instructed("Press Enter")
     enter = action_answer(targets(page), actions, [], keys)
@@ -106,6 +115,8 @@ def test_what_an_instruction_says_to_do_is_all_it_may_do() -> None:
     assert instructed("Select {department} from the Category list")[0][:2] == ("select", "click")
     # an instruction that names a goal, not the way, leaves every action open
     assert instructed("Log in as {user}")[0] == AGENT_ACTIONS
+    assert instructed("Enter the meeting room")[0] == AGENT_ACTIONS
+    assert instructed("Write the WebRTC metrics to {out}")[0] == AGENT_ACTIONS
     assert instructed("Scroll down and read the comments")[0] == AGENT_ACTIONS
     # the synthesiser asks under that schema: the click is shown its error, then pressed
     click = '{"action": "click", "mmid": 1, "params": {}, "done": true}'
@@ -115,6 +126,11 @@ def test_what_an_instruction_says_to_do_is_all_it_may_do() -> None:
     done, _ = synth.resolve_instruction(Context(workflow="w"), page, state, "Press Enter", [])
     assert [(a.type, a.params) for a in done] == [("press_key", {"key": "Enter"})]
     assert synth.usage.invalid_answers == 1
+    # with no field to type into on the page, a click may open one
+    synth = LLMSynthesiser(FakeListChatModel(responses=[click]))
+    typing = "Type {query} into the search box"
+    done, _ = synth.resolve_instruction(Context(workflow="w"), page, state, typing, [])
+    assert [a.type for a in done] == ["click"] and synth.usage.invalid_answers == 0
 
 
 def test_the_likeliest_elements_come_first_and_a_long_page_is_cut() -> None:

@@ -167,18 +167,16 @@ _VERBS: dict[str, tuple[str, ...]] = {
     "press": ("click", "press_key"),
     "hit": ("click", "press_key"),
     "type": ("type",),
-    "fill": ("type",),
-    "write": ("type",),
-    "enter": ("type",),
     "select": ("select", "click"),
     "choose": ("select", "click"),
-    "pick": ("select", "click"),
     "scroll": ("scroll", "scroll_to"),
     "hover": ("hover",),
     "wait": ("wait", "wait_for_text"),
 }
 """Leading verbs of an instruction, and the agent actions each may be carried out by (a
-custom list is picked by clicks; "press the Like button" is a click)."""
+custom list is picked by clicks; "press the Like button" is a click). Verbs that also
+name goals are not here: "Enter the room", "Fill in the form", "Write the WebRTC
+metrics to {out}" (NetGent's ``collect_webrtc_metrics``)."""
 
 _KEY_NAMES = {k.lower(): k for k in KEYS} | {"return": "Enter", "esc": "Escape"}
 _CLAUSES = re.compile(r",|;|\band then\b|\bthen\b|\band\b", re.I)

@@ -440,7 +440,10 @@ class LLMSynthesiser:
         values = "\n".join(f"{{{k}}} = {v}" for k, v in ctx.values.items())
         values += "".join(f"\n{{{name}}} = (secret, never shown)" for name in ctx.secrets)
         actions, keys = instructed(instruction)
-        schema = action_answer(targets(page), actions, typed_texts(instruction), keys)
+        offered = targets(page)
+        if "type" in actions and not offered["type"] and "click" not in actions:
+            actions += ("click",)  # a search box that opens once its button is clicked
+        schema = action_answer(offered, actions, typed_texts(instruction), keys)
         prompt = self._prompt(
             "ACTION",
             values=values or "(none)",
