@@ -212,6 +212,18 @@ def instructed(instruction: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return (*dict.fromkeys([*actions, "terminate"]),), (*dict.fromkeys(keys),)
 
 
+def instruction_answer(page: Observation, instruction: str) -> type[BaseModel]:
+    """Stage 3's answer for ``instruction`` on ``page``: the actions it says
+    (:func:`instructed`) on the elements the page offers (:func:`targets`), typing what it
+    says to type (:func:`typed_texts`). A typing instruction on a page with no field to
+    type into may click (a search box that opens once its button is clicked)."""
+    offered = targets(page)
+    actions, keys = instructed(instruction)
+    if "type" in actions and not offered["type"] and "click" not in actions:
+        actions += ("click",)
+    return action_answer(offered, actions, typed_texts(instruction), keys)
+
+
 def likeliest_first(candidates: list[StateSpec], ctx: Context) -> list[StateSpec]:
     """``candidates`` with the states declared after the last one that ran first (in
     declared order), then the others: a workflow usually moves on, and models favour

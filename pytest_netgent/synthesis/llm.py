@@ -39,15 +39,12 @@ from ..workflow.spec import StateSpec
 from . import Context, NothingApplies, Unresolved, Usage
 from .answers import (
     ON_ELEMENT,
-    action_answer,
     action_output,
-    instructed,
+    instruction_answer,
     likeliest_first,
     relevant,
     state_answer,
-    targets,
     trigger_answer,
-    typed_texts,
 )
 from .builtin import BuiltinSynthesiser
 from .elements import locator, previously
@@ -439,11 +436,7 @@ class LLMSynthesiser:
         page = relevant(page, instruction, self.max_elements)
         values = "\n".join(f"{{{k}}} = {v}" for k, v in ctx.values.items())
         values += "".join(f"\n{{{name}}} = (secret, never shown)" for name in ctx.secrets)
-        actions, keys = instructed(instruction)
-        offered = targets(page)
-        if "type" in actions and not offered["type"] and "click" not in actions:
-            actions += ("click",)  # a search box that opens once its button is clicked
-        schema = action_answer(offered, actions, typed_texts(instruction), keys)
+        schema = instruction_answer(page, instruction)
         prompt = self._prompt(
             "ACTION",
             values=values or "(none)",
