@@ -23,7 +23,7 @@ from ..workflow.spec import PLACEHOLDER, StateSpec
 from . import Context
 from .elements import element_kind
 from .observation import Observation
-from .words import GENERIC_NOUNS, tokens
+from .words import GENERIC_NOUNS, KEY_NAMES, key_name, tokens
 
 REASONING = Field("", max_length=300)
 
@@ -178,7 +178,8 @@ custom list is picked by clicks; "press the Like button" is a click). Verbs that
 name goals are not here: "Enter the room", "Fill in the form", "Write the WebRTC
 metrics to {out}" (NetGent's ``collect_webrtc_metrics``)."""
 
-_KEY_NAMES = {k.lower(): k for k in KEYS} | {"return": "Enter", "esc": "Escape"}
+_AS_KEYS = {k: k for k in KEYS} | {"Return": "Enter", "Esc": "Escape"}
+"""A key as :func:`~.words.key_name` writes it, as the answer's ``press_key`` offers it."""
 _CLAUSES = re.compile(r",|;|\band then\b|\bthen\b|\band\b", re.I)
 
 
@@ -198,9 +199,9 @@ def instructed(instruction: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         verb = _VERBS.get(words[0])
         if verb is None:
             return AGENT_ACTIONS, ()
-        rest = [w for w in words[1:] if w != "the"]  # "Press Enter", "Press the Enter key"
-        named = verb[-1] == "press_key" and rest[1:] in ([], ["key"])
-        key = _KEY_NAMES.get(rest[0]) if named and rest else None
+        # "Press Enter", "Press the Enter key", as the builtin rules read a key
+        pressed = re.fullmatch(rf"\w+(?: the)? ({KEY_NAMES})(?: keys?)?", " ".join(words))
+        key = _AS_KEYS.get(key_name(pressed[1])) if pressed and "press_key" in verb else None
         if key is not None:
             actions.append("press_key")
             keys.append(key)
