@@ -30,6 +30,7 @@ from pytest_netgent.synthesis.answers import (
 )
 from pytest_netgent.synthesis.llm import LLMSynthesiser, candidate_checks, normalised
 from pytest_netgent.synthesis.observation import Observation, ObservedElement, Selector
+from pytest_netgent.workflow import store
 from pytest_netgent.workflow.automaton import Action, Check
 from pytest_netgent.workflow.spec import StateSpec
 from tests.helpers import Project
@@ -372,6 +373,44 @@ def test_a_state_that_would_loop_is_not_offered_again(
     result = netgent_browser.run(path, record="all", synthesiser=Looping(), check=False)
     assert "(a loop)" not in str(result.error)
     assert result.passed and result.states_visited[-2:] == ["Results", "Article"], result.error
+
+
+def test_a_state_chosen_again_on_another_page_keeps_its_first_page(
+    project: Project, netgent_browser: NetgentBrowser
+) -> None:
+    """SmolLM2 chose the shop's catalog again on its search results and gave it the
+    results' address: its checks made on the catalog were replaced, and the replay of the
+    recording lost the catalog. A state made earlier in the run keeps only checks its
+    first page passed too; with none, the synthesiser is asked again without it."""
+    from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
+
+    offered: list[list[str]] = []
+
+    class Remaking(_Guessing):
+        """The first state whenever it is on offer (checks: this page's address), else the
+        end state, else the first."""
+
+        def select_state(self, ctx: Context, page: Observation, candidates: list[StateSpec]) -> Any:
+            offered.append([c.name for c in candidates])
+            home = [c for c in candidates if c.name == "Home"]
+            return next(iter(home or [c for c in candidates if c.end] or candidates))
+
+        def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+            if state.name == "Home":
+                return [Check(type="url", params={"url": page.url})]
+            return BuiltinSynthesiser().define_triggers(ctx, page, state)
+
+        def resolve_instruction(self, *args: Any) -> tuple[list[Action], bool]:
+            return BuiltinSynthesiser().resolve_instruction(*args)
+
+    path = project.workflow("skip", SKIP)
+    result = netgent_browser.run(path, record="all", synthesiser=Remaking(), check=False)
+    assert result.passed and result.states_visited == ["Home", "Results", "Article"], result.error
+    assert ["Results", "Article"] in offered  # asked again without the state made on /wiki/
+    doc = store.load(store.cache_path(path, "skip"))
+    assert doc is not None
+    home = next(s for s in doc.states if s.name == "Home")
+    assert [c.params["url"].rsplit("/", 2)[1:] for c in home.checks] == [["wiki", ""]]
 
 
 def test_synthesised_actions_keep_their_elements_other_stable_locators() -> None:

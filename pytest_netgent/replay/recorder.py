@@ -27,10 +27,10 @@ from ..synthesis import (
     Unresolved,
 )
 from ..synthesis.elements import with_alternatives
-from ..synthesis.ends import end_guessed
-from ..synthesis.observation import Observation, observe
+from ..synthesis.ends import also_where_made, end_guessed
+from ..synthesis.observation import Observation, distinct_texts, observe
 from ..synthesis.picks import Declined
-from ..synthesis.words import varies_with
+from ..synthesis.words import pinned_url, varies_with
 from ..workflow import store
 from ..workflow.automaton import Action, Automaton, Check, State, Synthesis
 from ..workflow.messages import ExecutedState, Message, Toolcall
@@ -131,8 +131,7 @@ class Recorder:
         try:
             page = self._observe(engine)
             candidates = self._candidates(engine)
-            spec = self._no_false_end(page, candidates)
-            checks = self.synth.define_triggers(self.ctx, page, spec)
+            spec, checks = self._choose(page, candidates)
         except NothingApplies as exc:
             # a page still loading (a player starting, a kernel, an answer to come): ask
             # again until the state timeout, as replay waits for a state to match
@@ -179,6 +178,29 @@ class Recorder:
                 "page confirms its triggers"
             )
         return again
+
+    def _choose(
+        self, page: Observation, candidates: list[StateSpec]
+    ) -> tuple[StateSpec, list[Check]]:
+        """The state the synthesiser picks for ``page``, and its checks. A state made
+        earlier in this run keeps only checks its first page passed too (else replay
+        loses that page: :func:`~..synthesis.ends.also_where_made`); with none, the
+        synthesiser is asked again without it."""
+        while True:
+            spec = self._no_false_end(page, candidates)
+            checks = self.synth.define_triggers(self.ctx, page, spec)
+            before = self.made_from.get(spec.name)
+            if before is None or getattr(self.synth, "vouched", "") == spec.name:
+                return spec, checks
+            if kept := also_where_made(self.ctx, checks, before):
+                return spec, kept
+            candidates = [c for c in candidates if c.name != spec.name]
+            if not candidates:
+                raise Unresolved(
+                    f"state {spec.name!r}, made on {before.url}, was chosen again here, and "
+                    f"none of its checks for this page holds there: "
+                    f"{[c.describe() for c in checks]}"
+                )
 
     def preempt(self, engine: Engine, index: int) -> int | None:
         matched = self.workflow.state(engine.states[index].name)
@@ -317,7 +339,7 @@ class Recorder:
                     self._tell_apart(engine, other, spec.name, page)
                 continue
             pinned = [c for c in other.checks if c.type != "url"]
-            pinned.insert(0, self._pin(made_on))
+            pinned.insert(0, pinned_url(self.ctx, made_on))
             url = pinned[0].params["url"]
             engine.put_state(other.model_copy(update={"checks": pinned}))
             engine.event(
@@ -326,21 +348,6 @@ class Recorder:
                 url=page.url,
                 detail=f"pinned to {url}: its checks also held on the page of {spec.name!r}",
             )
-
-    def _pin(self, made_on: str) -> Check:
-        """A URL check for the address a state was made on, as it holds for every item:
-        a parameter's value in it as its placeholder; where the address encodes the
-        value (spaces, symbols), the address up to its query."""
-        url = made_on
-        if self.ctx.base_url and url.startswith(self.ctx.base_url):
-            url = "{base_url}" + url[len(self.ctx.base_url) :]
-        for name in self.ctx.varying:
-            value = str(self.ctx.values.get(name, ""))
-            if len(value) >= 3 and value in url:
-                url = url.replace(value, "{" + name + "}")
-        if varies_with({"url": url}, self.ctx) is not None:
-            return Check(type="url", params={"url": url.split("?")[0], "ignore_query": True})
-        return Check(type="url", params={"url": url})
 
     def _tell_apart(self, engine: Engine, other: State, name: str, page: Observation) -> None:
         """On one address (a single-page app), state ``other``, made in this run and
@@ -581,16 +588,3 @@ def save(
     order = [spec.name for spec in recorder.workflow.states]
     store.write(path, doc, changed={*report.synthesised, *report.healed}, order=order)
     report.written = str(path)
-
-
-def distinct_texts(before: Observation, now: Observation) -> list[str]:
-    """Short texts the page ``before`` showed and the page ``now`` does not, most telling
-    first: headings, then what elements say, then lines of its text."""
-    texts = [h.text for h in before.headings]
-    texts += [e.text or e.name for e in before.elements]
-    texts += before.text.splitlines()
-    out: list[str] = []
-    for text in (" ".join(t.split()) for t in texts):
-        if 3 <= len(text) <= 60 and text not in now.text and text not in out:
-            out.append(text)
-    return out[:20]

@@ -496,7 +496,7 @@ class BuiltinSynthesiser:
             except Unresolved as exc:
                 levels.setdefault("unknown", f"{trigger!r}: {exc.reason}")
                 continue
-            failing = [c.describe() for c in checks if not _holds_on(c, page, ctx)]
+            failing = [c.describe() for c in checks if not holds_on(c, page, ctx)]
             if failing:
                 return "no", f"{trigger!r}: {', '.join(failing)} does not hold"
             levels.setdefault("weak" if landmark in checks else "yes", trigger)
@@ -527,23 +527,27 @@ def _after_history(options: list[StateSpec], ctx: Context) -> StateSpec:
     return later[0] if later else options[0]
 
 
-def _holds_on(check: Check, page: Observation, ctx: Context) -> bool:
-    """Cheap static verdict used to rank candidates; the recorder verifies in the page."""
+def holds_on(check: Check, page: Observation, ctx: Context) -> bool:
+    """Whether ``check`` holds on ``page`` as read (not in a browser): URL, title and text
+    checks judged; any other (an element's) taken to hold, as synthesis found its element
+    on that very page. Ranks candidates; the recorder verifies in the page."""
     values = {**ctx.values, "base_url": ctx.base_url}
     p = {
         k: PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), v) if isinstance(v, str) else v
         for k, v in check.params.items()
     }
-    url = str(p.get("url", ""))
+    url, href = str(p.get("url", "")), page.url
     if check.type == "url":
         match = p.get("match", "exact")
+        if p.get("ignore_query") is True and match != "pattern":
+            url, href = url.split("?")[0], href.split("?")[0]
         if match == "exact":
-            return page.url == url
+            return href == url
         if match == "prefix":
-            return page.url.startswith(url)
+            return href.startswith(url)
         if match == "pattern":
-            return re.search(url, page.url) is not None
-        return url in page.url
+            return re.search(url, href) is not None
+        return url in href
     if check.type == "title":
         return str(p["title"]) in page.title
     if check.type == "text":

@@ -1,16 +1,22 @@
-"""When a synthesiser's choice of an end state for a page is a guess.
+"""When a synthesiser's choice of a state for a page is a guess, or would undo a state.
 
 An end state passes the item, so a recording that takes one on the wrong page reports
 success for a run that never did what the workflow says (a model that took a shop's
 search results for the product page). The builtin rules read the states' triggers
 literally (:meth:`~.builtin.BuiltinSynthesiser.verdict`) and judge the choice.
+
+A state made earlier in the run and chosen again on another page gets checks for this
+page: they replace those it was made with, so in replay it would no longer take its
+first page (a model that took a shop's search results for its catalog). Only checks
+that its first page, as read then, also passes may stand (:func:`also_where_made`).
 """
 
 from __future__ import annotations
 
+from ..workflow.automaton import Check
 from ..workflow.spec import StateSpec
 from . import Context
-from .builtin import BuiltinSynthesiser
+from .builtin import BuiltinSynthesiser, holds_on
 from .observation import Observation
 
 
@@ -34,3 +40,14 @@ def end_guessed(
         c for c in candidates if not c.end and c.name in order and last < order.index(c.name) < end
     ]
     return any(judge.verdict(ctx, page, c) == "yes" for c in between)
+
+
+JUDGED = ("url", "title", "text")
+"""Checks that a page as read (its address, title and text) can confirm."""
+
+
+def also_where_made(ctx: Context, checks: list[Check], before: Observation) -> list[Check]:
+    """Of ``checks``, made for a state chosen again on another page, those that also
+    hold on ``before``, the page it was first made on (an element's check cannot be
+    judged there, and is left out)."""
+    return [c for c in checks if c.type in JUDGED and holds_on(c, before, ctx)]

@@ -253,3 +253,16 @@ def _merge(raw: dict[str, Any], inner: dict[str, Any], path: str, x: int, y: int
         media["within"] = f"{path} >> {media['within']}" if media["within"] else path
         raw.setdefault("media", []).append(media)
     raw["text"] = f"{raw['text']}\n{inner['text']}".strip()[:4000]
+
+
+def distinct_texts(before: Observation, now: Observation) -> list[str]:
+    """Short texts the page ``before`` showed and the page ``now`` does not, most telling
+    first: headings, then what elements say, then lines of its text."""
+    texts = [h.text for h in before.headings]
+    texts += [e.text or e.name for e in before.elements]
+    texts += before.text.splitlines()
+    out: list[str] = []
+    for text in (" ".join(t.split()) for t in texts):
+        if 3 <= len(text) <= 60 and text not in now.text and text not in out:
+            out.append(text)
+    return out[:20]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from ..workflow.automaton import Action
+from ..workflow.automaton import Action, Check
 from ..workflow.spec import PLACEHOLDER
 from . import Context
 
@@ -369,3 +369,19 @@ def key_name(text: str) -> str:
     ``Shift+Enter``."""
     parts = [p.strip() for p in text.strip().split("+")] if len(text.strip()) > 1 else [text]
     return "+".join(p if len(p) == 1 else "".join(w.capitalize() for w in p.split()) for p in parts)
+
+
+def pinned_url(ctx: Context, made_on: str) -> Check:
+    """A URL check for ``made_on``, the address a state was made on, as it holds for
+    every item: a parameter's value in it as its placeholder; where the address encodes
+    the value (spaces, symbols), the address up to its query."""
+    url = made_on
+    if ctx.base_url and url.startswith(ctx.base_url):
+        url = "{base_url}" + url[len(ctx.base_url) :]
+    for name in ctx.varying:
+        value = str(ctx.values.get(name, ""))
+        if len(value) >= 3 and value in url:
+            url = url.replace(value, "{" + name + "}")
+    if varies_with({"url": url}, ctx) is not None:
+        return Check(type="url", params={"url": url.split("?")[0], "ignore_query": True})
+    return Check(type="url", params={"url": url})
