@@ -232,6 +232,9 @@ class Pictures:
     picture given to :meth:`_picture`; runs say when they begin, act and end."""
 
     fps, idle, scale = FPS, IDLE_S, 1.0
+    last_always = True
+    """Whether a run's end waits for a picture of its last page even when the run has
+    pictures already (a video's last frame); else only a run with none waits."""
 
     def __init__(self) -> None:
         self.screencast: Screencast | None = None
@@ -239,6 +242,8 @@ class Pictures:
         """Why no picture is taken ("" while they are)."""
         self._driver: object = None
         self._hidden = False
+        self._pictured = False
+        """Whether a picture of the run going on was passed on."""
         self._lock = threading.Lock()
 
     def watching(self, driver: object) -> bool:
@@ -274,7 +279,7 @@ class Pictures:
     def begin(self, workflow: str, hidden: bool) -> None:
         """A run of ``workflow`` starts; ``hidden``: it types secrets (no pictures)."""
         with self._lock:
-            self._hidden = hidden
+            self._hidden, self._pictured = hidden, False
 
     def doing(self, state: str, said: str) -> None:
         """The run's last event (``said`` as the log says it, in ``state``): a picture
@@ -290,13 +295,16 @@ class Pictures:
     def end(self, outcome: str) -> None:
         """The run ended (``passed`` or ``failed``): a picture of its last page now (the
         run waits for it, half a second at most), before anything leaves it: a run
-        shorter than the pictures' pace still has one."""
-        if self.screencast is not None and not self._hidden:
+        shorter than the pictures' pace still has one (see :attr:`last_always`)."""
+        if self.screencast is None or self._hidden:
+            return
+        if self.last_always or not self._pictured:
             self.screencast.picture_now(timeout=0.5)
 
     def _frame(self, jpeg: bytes) -> None:
         with self._lock:  # (not while a run with secrets begins)
             if not self._hidden and jpeg:
+                self._pictured = True
                 self._picture(jpeg)
 
     def _picture(self, jpeg: bytes) -> None:
@@ -333,6 +341,7 @@ class LiveStream(Pictures):
     module's documentation); ``item`` names the test item running now."""
 
     scale = LIVE_SCALE
+    last_always = False  # the page is live: waiting at every item's end cost replay 2 %
 
     def __init__(self, folder: Path, name: str, item: Callable[[], str] = str) -> None:
         super().__init__()
@@ -344,7 +353,7 @@ class LiveStream(Pictures):
     def begin(self, workflow: str, hidden: bool) -> None:
         """A run starts: its status, and no picture at all if it types secrets."""
         with self._lock:
-            self._hidden = hidden
+            self._hidden, self._pictured = hidden, False
             self._now = {"name": self.name, "item": self.item(), "workflow": workflow}
             self._now["started"] = time.time()
             if hidden:
