@@ -8,8 +8,9 @@ import pytest
 
 from pytest_netgent import NetgentBrowser
 from pytest_netgent.synthesis import Context, NothingApplies, Unresolved
-from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, parse_target
+from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, holds_on, parse_target
 from pytest_netgent.synthesis.observation import Observation, observe
+from pytest_netgent.workflow.automaton import Check
 from pytest_netgent.workflow.spec import StateSpec
 
 STATE = StateSpec(name="S", actions=["x"], end="done")
@@ -343,3 +344,24 @@ def test_a_state_that_ran_is_taken_again_on_a_guess_only_once_the_page_settled(
     assert synth.select_state(ctx, article, states).name == "Browse"
     ctx.history, ctx.looked = [], 0.0  # at the start nothing ran: no wait
     assert synth.select_state(ctx, article, states).name == "Browse"
+
+
+def test_a_check_is_judged_on_a_page_as_read_as_the_engine_judges_it() -> None:
+    """What the recorder judges on a page it read earlier (a state chosen again, an end
+    state guessed) compares as the engine does in the page: each check type's default
+    match, a URL's query left out when asked, placeholders filled."""
+    ctx = Context(workflow="w", values={"q": "Kettle"}, base_url="http://h")
+    page = Observation(url="http://h/shop/?q=Kettle", title="Shop results", text="3 products")
+
+    def held(kind: str, **params: Any) -> bool:
+        return holds_on(Check(type=kind, params=params), page, ctx)
+
+    assert held("url", url="{base_url}/shop/?q={q}")
+    assert not held("url", url="{base_url}/shop/")  # exact by default
+    assert held("url", url="{base_url}/shop/", ignore_query=True)
+    assert held("url", url="{base_url}/shop", match="prefix")
+    assert held("url", url=r"q=\w+$", match="pattern")
+    assert held("title", title="Shop")  # contains by default
+    assert not held("title", title="Shop", match="exact")
+    assert held("text", text="3 products") and not held("text", text="{q}")
+    assert held("element", by="css selector", selector="#not-judged-here")

@@ -536,23 +536,27 @@ def holds_on(check: Check, page: Observation, ctx: Context) -> bool:
         k: PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), v) if isinstance(v, str) else v
         for k, v in check.params.items()
     }
-    url, href = str(p.get("url", "")), page.url
     if check.type == "url":
-        match = p.get("match", "exact")
+        url, href, match = str(p["url"]), page.url, str(p.get("match", "exact"))
         if p.get("ignore_query") is True and match != "pattern":
             url, href = url.split("?")[0], href.split("?")[0]
-        if match == "exact":
-            return href == url
-        if match == "prefix":
-            return href.startswith(url)
-        if match == "pattern":
-            return re.search(url, href) is not None
-        return url in href
+        return _compare(href, url, match)
     if check.type == "title":
-        return str(p["title"]) in page.title
+        return _compare(page.title, str(p["title"]), str(p.get("match", "contains")))
     if check.type == "text":
         return str(p["text"]) in page.text
     return True  # elements were resolved on this very page
+
+
+def _compare(actual: str, expected: str, match: str) -> bool:
+    """``actual`` against ``expected`` as the engine compares them (``checks.js``)."""
+    if match == "exact":
+        return actual == expected
+    if match == "prefix":
+        return actual.startswith(expected)
+    if match == "pattern":
+        return re.search(expected, actual) is not None
+    return expected in actual
 
 
 def _xq(text: str) -> str:
