@@ -444,3 +444,35 @@ def test_a_live_picture_is_the_visible_part_of_the_page_at_half_its_size() -> No
     # stripe 10 (red) at the top, stripe 11 (blue) 50 px below
     assert colours[0][0] > 200 and colours[0][2] < 60, colours
     assert colours[1][2] > 200 and colours[1][0] < 60, colours
+
+
+def test_a_live_run_with_pictures_ends_without_waiting_for_one_more(tmp_path: Path) -> None:
+    """Waiting for a picture of each item's last page cost replay 2 % on two workers: a
+    live stream waits only for a run that has no picture yet (a run shorter than the
+    pictures' pace); a video always does (its last frame is the item's last page)."""
+    from pytest_netgent.browser.screencast import FrameRecorder, LiveStream, Pictures
+
+    waited: list[str] = []
+
+    class Shots:
+        """Stands for the browser's screencast: notes whose run waited for a picture."""
+
+        def __init__(self, who: str) -> None:
+            self.who = who
+
+        def picture_now(self, timeout: float) -> None:
+            waited.append(self.who)
+
+    def run(pictures: Pictures, who: str, *frames: bytes) -> None:
+        pictures.screencast = Shots(who)  # type: ignore[assignment]
+        pictures.begin("search", hidden=False)
+        for jpeg in frames:
+            pictures._frame(jpeg)
+        pictures.end("passed")
+
+    stream = LiveStream(tmp_path, "gw0")
+    run(stream, "live, no picture yet")
+    run(stream, "live, pictured", b"\xff\xd8 a page")
+    run(FrameRecorder(), "video, pictured", b"\xff\xd8 a page")
+    assert waited == ["live, no picture yet", "video, pictured"]
+    assert (tmp_path / "gw0.jpg").read_bytes() == b"\xff\xd8 a page"
