@@ -365,3 +365,21 @@ def test_a_check_is_judged_on_a_page_as_read_as_the_engine_judges_it() -> None:
     assert not held("title", title="Shop", match="exact")
     assert held("text", text="3 products") and not held("text", text="{q}")
     assert held("element", by="css selector", selector="#not-judged-here")
+
+
+def test_a_state_chosen_on_a_third_page_keeps_checks_that_hold_on_every_page_before() -> None:
+    """A state chosen again keeps the checks that also hold where it was made; chosen a
+    third time, on each page it was chosen on until then, not on the last one only."""
+    from pytest_netgent.synthesis.ends import also_where_made
+
+    ctx = Context(workflow="w", base_url="http://h")
+    catalog = Observation(url="http://h/shop/", title="Shop: catalog", text="Kettle Toaster")
+    results = Observation(url="http://h/shop/?q=k", title="Shop: results", text="Kettle")
+    shop = Check(type="title", params={"title": "Shop"})
+    kettle = Check(type="text", params={"text": "Kettle"})
+    toaster = Check(type="text", params={"text": "Toaster"})
+    listed = Check(type="element", params={"by": "css selector", "selector": "li"})
+    checks = [shop, kettle, toaster, listed]
+    assert also_where_made(ctx, checks, [catalog]) == [shop, kettle, toaster]
+    assert also_where_made(ctx, checks, [catalog, results]) == [shop, kettle]
+    assert also_where_made(ctx, [toaster], [catalog, results]) == []

@@ -93,9 +93,10 @@ class Recorder:
         self._waiting: tuple[int, float] = (-1, 0.0)
         """The step a wait for a state to apply began at, and when (see :meth:`_waited`)."""
         self.made_on: dict[str, str] = {}
-        self.made_from: dict[str, Observation] = {}
-        """The page each state made in this run was made on, as synthesis saw it."""
-        """The URL of the page each state made in this run was made on."""
+        """The URL of the page each state made in this run was first made on."""
+        self.made_from: dict[str, list[Observation]] = {}
+        """The pages each state made in this run was made on (more than one for a state
+        chosen again on another page), as synthesis saw them, the first first."""
         self.seen: Observation | None = None
         """The page synthesis looked at last."""
         self.declined: Declined | None = None
@@ -184,21 +185,21 @@ class Recorder:
     ) -> tuple[StateSpec, list[Check]]:
         """The state the synthesiser picks for ``page``, and its checks. A state made
         earlier in this run keeps only checks its first page passed too (else replay
-        loses that page: :func:`~..synthesis.ends.also_where_made`); with none, the
-        synthesiser is asked again without it."""
+        loses that page: :func:`~..synthesis.ends.also_where_made`), and each page it was
+        chosen on since; with none, the synthesiser is asked again without it."""
         while True:
             spec = self._no_false_end(page, candidates)
             checks = self.synth.define_triggers(self.ctx, page, spec)
-            before = self.made_from.get(spec.name)
-            if before is None or getattr(self.synth, "vouched", "") == spec.name:
+            before = self.made_from.get(spec.name, [])
+            if not before or getattr(self.synth, "vouched", "") == spec.name:
                 return spec, checks
             if kept := also_where_made(self.ctx, checks, before):
                 return spec, kept
             candidates = [c for c in candidates if c.name != spec.name]
             if not candidates:
                 raise Unresolved(
-                    f"state {spec.name!r}, made on {before.url}, was chosen again here, and "
-                    f"none of its checks for this page holds there: "
+                    f"state {spec.name!r}, made on {', '.join(b.url for b in before)}, was "
+                    f"chosen again here, and none of its checks for this page holds there: "
                     f"{[c.describe() for c in checks]}"
                 )
 
@@ -310,8 +311,8 @@ class Recorder:
             )
         self._exclusive(engine, spec, page)
         state = self._apart_from_later(engine, spec, state, page)
-        self.made_on[spec.name] = page.url
-        self.made_from[spec.name] = page
+        self.made_on.setdefault(spec.name, page.url)
+        self.made_from.setdefault(spec.name, []).append(page)
         return self._act(engine, spec, state)
 
     def _exclusive(self, engine: Engine, spec: StateSpec, page: Observation) -> None:
@@ -332,6 +333,8 @@ class Recorder:
             made_on = self.made_on.get(other.name)
             if other.name not in self.made or made_on is None:
                 continue  # the user's own cached state: theirs to keep
+            if len({b.url for b in self.made_from.get(other.name, [])}) > 1:
+                continue  # made on several addresses: no one URL pins it (replay judges)
             if made_on == page.url:
                 # the state whose actions led here is not tried again until the page
                 # changes; one made earlier on this address would take the page in replay
@@ -354,9 +357,9 @@ class Recorder:
         declared before state ``name``, also holds on ``name``'s page: in replay it would
         take that page. Add to it a text its own page showed and this one does not."""
         before = self.made_from.get(other.name)
-        if before is None:
+        if not before:
             return
-        for literal, check in self._text_checks(distinct_texts(before, page)):
+        for literal, check in self._text_checks(distinct_texts(before[0], page)):
             trial = other.model_copy(update={"checks": [*other.checks, check]})
             held = engine.evaluate_now([trial])
             if held.ok and held.results and not all(ok for ok, _ in held.results[0]):
@@ -377,10 +380,11 @@ class Recorder:
         a text this page shows and theirs did not, or in replay it would take their page."""
         order = [s.name for s in self.workflow.states]
         mine = order.index(spec.name) if spec.name in order else len(order)
-        for name, before in self.made_from.items():
-            if name not in order or order.index(name) < mine or self.made_on[name] != page.url:
+        for name, pages in self.made_from.items():
+            here = [b for b in pages if b.url == page.url]
+            if name not in order or order.index(name) < mine or not here:
                 continue
-            for literal, check in self._text_checks(distinct_texts(page, before)):
+            for literal, check in self._text_checks(distinct_texts(page, here[0])):
                 trial = state.model_copy(update={"checks": [*state.checks, check]})
                 held = engine.evaluate_now([trial])
                 if held.ok and held.results and all(ok for ok, _ in held.results[0]):

@@ -8,7 +8,8 @@ literally (:meth:`~.builtin.BuiltinSynthesiser.verdict`) and judge the choice.
 A state made earlier in the run and chosen again on another page gets checks for this
 page: they replace those it was made with, so in replay it would no longer take its
 first page (a model that took a shop's search results for its catalog). Only checks
-that its first page, as read then, also passes may stand (:func:`also_where_made`).
+that its first page, as read then, also passes may stand, and each page it was chosen on
+since (:func:`also_where_made`).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ JUDGED = ("url", "title", "text")
 """Checks that a page as read (its address, title and text) can confirm."""
 
 
-def also_where_made(ctx: Context, checks: list[Check], before: Observation) -> list[Check]:
+def also_where_made(ctx: Context, checks: list[Check], before: list[Observation]) -> list[Check]:
     """Of ``checks``, made for a state chosen again on another page, those that also
-    hold on ``before``, the page it was first made on (an element's check cannot be
-    judged there, and is left out)."""
-    return [c for c in checks if c.type in JUDGED and holds_on(c, before, ctx)]
+    hold on each page of ``before``, the pages it was made on until now (an element's
+    check cannot be judged there, and is left out)."""
+    return [c for c in checks if c.type in JUDGED and all(holds_on(c, b, ctx) for b in before)]
