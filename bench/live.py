@@ -3,26 +3,36 @@
     python bench/live.py [--rounds N] [--quick]
 
 The example suites (``--quick``: the wiki's) replay with ``--netgent-live PORT`` and
-without (``--netgent-live=off``), alternating, each a fresh pytest process with
-``-n 2``. While the live run goes, a client polls the page as the page itself does
-(``/live.json`` every 0.4 s, each new frame once). Prints the frames the client saw,
-then last ``ratio live/plain: X``, the median of each round's ratio (a live run beside the
-plain run just before it, so that the machine's load drifting over the rounds cancels;
-the goal is at most 1.05).
+without (``--netgent-live=off``), each a fresh pytest process with ``-n 2``, in pairs
+whose order turns each round (plain then live, then live then plain: a machine whose load
+drifts over the rounds favours neither). While the live run goes, a client polls the page
+as the page itself does (``/live.json`` every 0.4 s, each new frame once).
+
+Two times per run: the process's (start, collection and the live page's server
+included) and the replay's, the sum of the items' own times (their setup, call and
+teardown, from the JUnit XML report), which leaves out the start-up that streaming does
+not touch (the process's ratio is diluted by it); and the CPU seconds of the whole run,
+its browsers included (what streaming takes from the items on a machine with no core to
+spare). On a shared machine one round's ratio varies by 5-10 %: the rounds' median and
+mean with its standard error are printed for each. Last ``ratio live/plain: X``: the
+median of the rounds' replay ratios (the goal: at most 1.05).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
 import urllib.request
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,46 +67,72 @@ def watch(url: str, stop: threading.Event, seen: dict[str, set[int]]) -> None:
                     continue
 
 
-def run(suites: list[str], *extra: str, seen: dict[str, set[int]] | None = None) -> float:
+def run(
+    suites: list[str], report: Path, *extra: str, seen: dict[str, set[int]] | None = None
+) -> tuple[float, float, float]:
+    """One pytest run: its process's seconds, its items' (from the JUnit report), and
+    the CPU seconds of it all (its workers, browsers and drivers included)."""
     command = [sys.executable, "-m", "pytest", *suites, *QUIET, "-q", "-n", "2", *extra]
+    command.append(f"--junitxml={report}")
     stop = threading.Event()
     watcher = None
     if seen is not None:
-        port = extra[-1].rsplit("=", 1)[1]
+        port = extra[0].rsplit("=", 1)[1]
         args = (f"http://127.0.0.1:{port}/", stop, seen)
         watcher = threading.Thread(target=watch, args=args, daemon=True)
         watcher.start()
     started = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     took = time.monotonic() - started
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     stop.set()
     if watcher is not None:
         watcher.join()
     if done.returncode != 0:
         sys.exit(f"pytest {' '.join(extra)} failed:\n{done.stdout[-3000:]}")
-    return took
+    items = [float(case.get("time", 0)) for case in ET.parse(report).iter("testcase")]
+    if not items:
+        sys.exit(f"pytest {' '.join(extra)} reported no item")
+    return took, sum(items), cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     suites = SUITES[:1] if args.quick else SUITES
     rounds = 1 if args.quick else args.rounds
-    plain, live = [], []
+    plain: list[tuple[float, float, float]] = []
+    live: list[tuple[float, float, float]] = []
     seen: dict[str, set[int]] = {}
-    for _ in range(rounds):
-        plain.append(run(suites, "--netgent-live=off"))
-        live.append(run(suites, f"--netgent-live={free_port()}", seen=seen))
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.xml"
+        for i in range(rounds):
+            for kind in ("plain", "live") if i % 2 == 0 else ("live", "plain"):
+                if kind == "plain":
+                    plain.append(run(suites, report, "--netgent-live=off"))
+                else:
+                    port = f"--netgent-live={free_port()}"
+                    live.append(run(suites, report, port, seen=seen))
     if not any(seen.values()):
         sys.exit("the live page showed no frame")
     frames = sum(len(f) for f in seen.values())
     print(f"{len(seen)} streams, {frames} distinct frames seen by the page's client")
-    p, q = statistics.median(plain), statistics.median(live)
-    print(f"plain {p:.2f} s, live {q:.2f} s (medians of {rounds}, -n 2)")
-    ratios = [b / a for a, b in zip(plain, live, strict=True)]
-    print("each round's ratio: " + ", ".join(f"{r:.3f}" for r in ratios))
+    measures = (("process", 0), ("replay (items' own time)", 1), ("CPU, browsers included", 2))
+    for what, at in measures:
+        p, q = (statistics.median(r[at] for r in runs) for runs in (plain, live))
+        ratios = [b[at] / a[at] for a, b in zip(plain, live, strict=True)]
+        print(f"{what}: plain {p:.2f} s, live {q:.2f} s (medians of {rounds}, -n 2)")
+        print("  each round's ratio: " + ", ".join(f"{r:.3f}" for r in ratios))
+        spread = statistics.stdev(ratios) / len(ratios) ** 0.5 if len(ratios) > 1 else 0.0
+        print(
+            f"  median of the rounds' ratios: {statistics.median(ratios):.3f}; "
+            f"mean {statistics.fmean(ratios):.3f} +- {spread:.3f} (its standard error)"
+        )
+    ratios = [b[1] / a[1] for a, b in zip(plain, live, strict=True)]
     print(f"ratio live/plain: {statistics.median(ratios):.3f}")
 
 
