@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import aiortc  # noqa: F401  (see below)
 import pytest
 
 from fixtures import serve
@@ -20,6 +21,12 @@ from fixtures.http import AppServer, Request, Response
 from .helpers import BIG, REMOTE_SERVER, Project
 
 pytest_plugins = ["pytester"]
+
+# aiortc, imported above: the video call's peer (fixtures/meet.py) imports it when the first
+# call comes, in a server thread of this process. If that happened during a pytester
+# inline run, pytester dropped the modules when the run ended, but cryptography's compiled
+# core keeps the classes it met first: every later call failed with "curve must be an
+# EllipticCurve instance" (which tests met it hung on the order xdist gave them).
 
 
 @pytest.fixture(scope="session")
