@@ -471,8 +471,73 @@ def test_a_live_run_with_pictures_ends_without_waiting_for_one_more(tmp_path: Pa
         pictures.end("passed")
 
     stream = LiveStream(tmp_path, "gw0")
+    run(stream, "live, no page open")
+    (tmp_path / ".watched").touch()  # the live page asked what to show
     run(stream, "live, no picture yet")
     run(stream, "live, pictured", b"\xff\xd8 a page")
     run(FrameRecorder(), "video, pictured", b"\xff\xd8 a page")
     assert waited == ["live, no picture yet", "video, pictured"]
     assert (tmp_path / "gw0.jpg").read_bytes() == b"\xff\xd8 a page"
+
+
+def test_a_stream_takes_pictures_only_while_the_page_is_open_and_once_it_saw_the_last(
+    tmp_path: Path,
+) -> None:
+    """A picture costs the browser 15-25 ms of CPU: a live stream takes none while no
+    page asks the server what to show, and its next one only once the page fetched the
+    last (a frame never fetched holds the next back for two idle periods at most)."""
+    from pytest_netgent.browser.screencast import LiveStream
+    from pytest_netgent.studio.live import LiveServer
+
+    def get(path: str) -> bytes:
+        with urlopen(server.url + path, timeout=5) as answer:
+            return bytes(answer.read())
+
+    server = LiveServer(tmp_path, 0)
+    try:
+        stream = LiveStream(tmp_path / "live", "gw0")
+        stream.begin("search", hidden=False)
+        assert not stream.wanted()  # no page open
+        get("live.json")
+        assert stream.wanted()  # open, and no frame yet
+        stream._frame(b"\xff\xd8 the first page")
+        assert not stream.wanted()  # its frame not fetched yet
+        assert get("frames/gw0.jpg") == b"\xff\xd8 the first page"
+        assert stream.wanted()
+        stream._frame(b"\xff\xd8 the next page")
+        assert not stream.wanted()
+        jpg, seen = tmp_path / "live" / "gw0.jpg", tmp_path / "live" / "gw0.seen"
+        old = time.time() - 10
+        os.utime(jpg, (old, old))
+        os.utime(seen, (old - 10, old - 10))
+        assert stream.wanted()  # never fetched, long ago: not held back for ever
+        os.utime(tmp_path / "live" / ".watched", (old, old))
+        assert not stream.wanted()  # the page was closed
+    finally:
+        server.close()
+
+
+def test_a_screencast_takes_no_picture_while_none_is_wanted() -> None:
+    """The screencast asks whether a picture is wanted before each one: none while not,
+    a poke kept until it is."""
+    from pytest_netgent.browser.screencast import Screencast
+    from pytest_netgent.browser.watchdog import devtools_endpoint
+
+    frames: list[bytes] = []
+    wanted = [False]
+    with headless_chromium() as driver:
+        driver.get("data:text/html,<body style='background:rgb(0,128,0)'>")
+        screencast = Screencast(
+            devtools_endpoint(driver), frames.append, fps=10, idle=0.1, wanted=lambda: wanted[0]
+        )
+        try:
+            screencast.poke()
+            time.sleep(1.0)
+            assert frames == []
+            wanted[0] = True
+            until = time.monotonic() + 10
+            while not frames:
+                assert time.monotonic() < until, "no picture once one was wanted"
+                time.sleep(0.05)
+        finally:
+            screencast.close()

@@ -24,7 +24,9 @@ taken when something happens.
 
 :class:`LiveStream` is one browser's stream on disk, in the folder the live page's server
 reads (:mod:`pytest_netgent.studio.live`): ``NAME.jpg``, the newest frame, and
-``NAME.json``, what its run is doing (workflow, state, last event, when it started). Each
+``NAME.json``, what its run is doing (workflow, state, last event, when it started). It
+takes pictures only while a live page is open, and the next once the page has fetched
+the last (:meth:`LiveStream.wanted`): a picture nobody sees is not taken. Each
 is replaced whole (a reader never sees half a file). A run that types secrets shows no
 frames at all: a picture cannot hide what the page shows of them, so its stream says
 so and keeps only the text, which is redacted like every timeline event.
@@ -53,6 +55,15 @@ QUALITY = 50
 STUCK_S = 1.0
 """A picture not taken by then is given up (Chromium may never answer for a page that
 was left while it was being taken) and the next one asked for."""
+WATCHED = ".watched"
+"""In the live folder: touched by the live page's server each time a page asks what to
+show (``/live.json``); a live stream takes pictures only while it is fresh."""
+WATCHED_S = 3.0
+"""Seconds after the page last asked during which it counts as open (a page in a
+background tab asks once a second)."""
+SEEN = ".seen"
+"""Beside a stream's frame (``NAME.seen``): touched by the server each time it hands the
+frame out; a stream takes its next picture once its last one was seen."""
 LIVE_SCALE = 0.5
 """The live page's pictures' size beside the page's (its cards are a third of a screen
 wide): a quarter of the pixels to paint, encode and pass on."""
@@ -78,12 +89,20 @@ class Screencast:
     :meth:`close`."""
 
     def __init__(
-        self, endpoint: str, sink: Any, fps: float = FPS, idle: float = IDLE_S, scale: float = 1.0
+        self,
+        endpoint: str,
+        sink: Any,
+        fps: float = FPS,
+        idle: float = IDLE_S,
+        scale: float = 1.0,
+        wanted: Callable[[], bool] = lambda: True,
     ) -> None:
         import websocket  # selenium's own dependency
 
         self.sink = sink
         self.fps, self.idle = fps, idle
+        self.wanted = wanted
+        """Whether a picture is wanted now (else none is taken; a poke waits for it)."""
         self.scale = scale
         """The pictures' size beside the page's (1: as the page is painted)."""
         self._ws = websocket.create_connection(endpoint, timeout=10, suppress_origin=True)
@@ -214,6 +233,8 @@ class Screencast:
                 continue  # the last is still being taken (a busy page): no queue of them
             if not self._poked and time.monotonic() - asked < self.idle:
                 continue  # nothing happened: a picture a second is enough
+            if not self.wanted():
+                continue  # nobody would see it (yet)
             self._poked = False
             if session := self._session():
                 asked = time.monotonic()
@@ -264,7 +285,9 @@ class Pictures:
             )
             return
         try:
-            self.screencast = Screencast(endpoint, self._frame, self.fps, self.idle, self.scale)
+            self.screencast = Screencast(
+                endpoint, self._frame, self.fps, self.idle, self.scale, self.wanted
+            )
             self.why_no_frames = ""
         except Exception as exc:  # no pictures, the rest goes on: the run is worth more
             self.why_no_frames = f"its DevTools endpoint refused ({exc})"
@@ -275,6 +298,10 @@ class Pictures:
         if screencast is not None:
             screencast.close()
         self._driver = None
+
+    def wanted(self) -> bool:
+        """Whether a picture is wanted now (always, unless a subclass says otherwise)."""
+        return True
 
     def begin(self, workflow: str, hidden: bool) -> None:
         """A run of ``workflow`` starts; ``hidden``: it types secrets (no pictures)."""
@@ -298,7 +325,7 @@ class Pictures:
         shorter than the pictures' pace still has one (see :attr:`last_always`)."""
         if self.screencast is None or self._hidden:
             return
-        if self.last_always or not self._pictured:
+        if self.last_always or (not self._pictured and self.wanted()):
             self.screencast.picture_now(timeout=0.5)
 
     def _frame(self, jpeg: bytes) -> None:
@@ -382,6 +409,27 @@ class LiveStream(Pictures):
             self._now["ended"] = time.time()
             self._now["outcome"] = outcome
             self._write()
+
+    def wanted(self) -> bool:
+        """A picture is wanted while the live page is open (its server was asked what to
+        show within :data:`WATCHED_S` seconds), once the last frame was handed out (a
+        picture the page never fetches is not taken; a frame not fetched within two idle
+        periods no longer holds the next one back)."""
+        now = time.time()
+        try:
+            if now - (self.folder / WATCHED).stat().st_mtime > WATCHED_S:
+                return False
+        except OSError:  # no page has asked yet
+            return False
+        try:
+            shown = (self.folder / f"{self.name}.jpg").stat().st_mtime
+        except OSError:  # no frame yet (or a run with secrets)
+            return True
+        try:
+            seen = (self.folder / f"{self.name}{SEEN}").stat().st_mtime
+        except OSError:
+            seen = 0.0
+        return seen >= shown or now - shown > 2 * self.idle
 
     def _picture(self, jpeg: bytes) -> None:
         _replace(self.folder / f"{self.name}.jpg", jpeg)

@@ -15,7 +15,11 @@ which is all the server reads:
 The server answers ``/`` (the page, ``live.html``, styles and script inline, loading
 nothing from elsewhere), ``/live.json`` (all of the above, read afresh) and
 ``/frames/STREAM.jpg``. It answers only requests addressed to ``127.0.0.1`` or
-``localhost`` (another name pointing here is a DNS rebinding attempt: 403).
+``localhost`` (another name pointing here is a DNS rebinding attempt: 403). Each time
+the page asks what to show, the server touches ``live/.watched``, and each time it
+hands a frame out, ``live/STREAM.seen``: a stream takes pictures only while a page is
+open, and its next one once its last was seen (a picture costs the browser 15-25 ms of
+CPU; without a page, ``--netgent-live`` takes none).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..browser.screencast import SEEN, WATCHED
 from .serving import Handler, QuietServer, Serving
 
 PAGE = "live.html"
@@ -84,6 +89,12 @@ def snapshot(folder: Path) -> dict[str, Any]:
     return {"now": time.time(), "workers": workers, "streams": streams}
 
 
+def _touch(path: Path) -> None:
+    """Tell the streams (by ``path``'s time) that the page asked or saw."""
+    with contextlib.suppress(OSError):  # a session folder going away
+        path.touch()
+
+
 class _Server(QuietServer):
     def __init__(self, address: tuple[str, int], folder: Path) -> None:
         self.folder = folder
@@ -108,6 +119,7 @@ class _Handler(Handler):
         elif path == "/live.json":
             body = json.dumps(snapshot(self.server.folder)).encode("utf-8")
             self.send_body(body, "application/json", headers)
+            _touch(self.server.folder / "live" / WATCHED)  # the page is open: pictures
         elif (
             path.startswith("/frames/")
             and path.endswith(".jpg")
@@ -119,6 +131,7 @@ class _Handler(Handler):
                 self.send_error(HTTPStatus.NOT_FOUND, "no frame of that browser")
                 return
             self.send_body(body, "image/jpeg", headers)
+            _touch(self.server.folder / "live" / f"{name}{SEEN}")  # seen: the next one
         else:
             self.send_error(HTTPStatus.NOT_FOUND, "not part of the live page")
 
