@@ -90,7 +90,8 @@ def snapshot(folder: Path) -> dict[str, Any]:
 
 
 def _touch(path: Path) -> None:
-    """Tell the streams (by ``path``'s time) that the page asked or saw."""
+    """Tell the streams (by ``path``'s time) that the page asked or saw: before the
+    answer goes out, so that whoever reads the answer finds it told."""
     with contextlib.suppress(OSError):  # a session folder going away
         path.touch()
 
@@ -118,8 +119,8 @@ class _Handler(Handler):
             self.send_body(page(), "text/html; charset=utf-8", headers)
         elif path == "/live.json":
             body = json.dumps(snapshot(self.server.folder)).encode("utf-8")
-            self.send_body(body, "application/json", headers)
             _touch(self.server.folder / "live" / WATCHED)  # the page is open: pictures
+            self.send_body(body, "application/json", headers)
         elif (
             path.startswith("/frames/")
             and path.endswith(".jpg")
@@ -130,8 +131,8 @@ class _Handler(Handler):
             except OSError:
                 self.send_error(HTTPStatus.NOT_FOUND, "no frame of that browser")
                 return
-            self.send_body(body, "image/jpeg", headers)
             _touch(self.server.folder / "live" / f"{name}{SEEN}")  # seen: the next one
+            self.send_body(body, "image/jpeg", headers)
         else:
             self.send_error(HTTPStatus.NOT_FOUND, "not part of the live page")
 
