@@ -300,8 +300,9 @@ class Pictures:
         self._driver = None
 
     def wanted(self) -> bool:
-        """Whether a picture is wanted now (always, unless a subclass says otherwise)."""
-        return True
+        """Whether a picture is wanted now: not during a run that types secrets (its
+        pictures would be dropped)."""
+        return not self._hidden
 
     def begin(self, workflow: str, hidden: bool) -> None:
         """A run of ``workflow`` starts; ``hidden``: it types secrets (no pictures)."""
@@ -415,6 +416,8 @@ class LiveStream(Pictures):
         show within :data:`WATCHED_S` seconds), once the last frame was handed out (a
         picture the page never fetches is not taken; a frame not fetched within two idle
         periods no longer holds the next one back)."""
+        if not super().wanted():
+            return False
         now = time.time()
         try:
             if now - (self.folder / WATCHED).stat().st_mtime > WATCHED_S:
@@ -423,7 +426,7 @@ class LiveStream(Pictures):
             return False
         try:
             shown = (self.folder / f"{self.name}.jpg").stat().st_mtime
-        except OSError:  # no frame yet (or a run with secrets)
+        except OSError:  # no frame yet
             return True
         try:
             seen = (self.folder / f"{self.name}{SEEN}").stat().st_mtime
