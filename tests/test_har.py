@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_netgent.browser.session import BrowserOptions, browser_log, start_browser
-from pytest_netgent.capture.har import build_har, network_events
+from pytest_netgent.capture.har import UNANSWERED, build_har, network_events
 
 from .helpers import Project, element, read_rows
 
@@ -342,7 +342,16 @@ class Site:
             "/sw/worker.js": ([("Content-Type", "text/javascript"), fresh], SERVICE_WORKER),
             "/sw/use": ([html, fresh], page("Use", "<script>fetch('/sw/made').then(r => "
                         "r.text()).then(t => document.title = t)</script>")),
+            # shown at once; its last fetches are answered after the item ended
+            "/last": ([html, fresh], page("Last", "<p id=last>last</p><script>"
+                      "fetch('/late'); fetch('/never')</script>")),
+            "/late": ([("Content-Type", "application/json"), fresh], DATA),
+            "/never": ([("Content-Type", "application/json"), fresh], DATA),
         }  # fmt: skip
+
+
+DELAYS = {"/late": 0.4, "/never": 8.0}
+"""Seconds the server takes to answer: /late within the item's end's wait, /never not."""
 
 
 def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
@@ -350,7 +359,9 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:
-            headers, body = site.routes().get(self.path.split("?")[0], ([], b""))
+            path = self.path.split("?")[0]
+            time.sleep(DELAYS.get(path, 0.0))
+            headers, body = site.routes().get(path, ([], b""))
             self.send_response(200 if body else 404)
             for name, value in headers:
                 self.send_header(name, value)
@@ -536,6 +547,34 @@ def test_the_har_the_plugin_writes_is_valid_har_1_2(pytester: pytest.Pytester, s
     (one,) = by_url(har, "/one")
     assert [c["name"] for c in one["response"]["cookies"]] == ["session", "theme"]
     assert [e.get("_fromCache") for e in by_url(har, "/data.json")] == [None, "disk"]
+
+
+def test_requests_the_item_sent_get_their_answers_after_it_ended(
+    pytester: pytest.Pytester, site: Site
+) -> None:
+    """The workflow ends on a page whose fetches are still out: the one answered in the
+    end's wait has its status, the one never answered says so."""
+    project = Project(pytester, site.http)
+    path = project.workflow(
+        "last",
+        "name: last\nstart_url: '{base_url}/last'\nstates:\n  - name: Last\n"
+        "    triggers: [The last paragraph is shown]\n    end: Seen\n",
+    )
+    project.states(path, "last", {"Last": ([element("#last")], [])})
+    artifacts = project.path / "out"
+    project.run("--netgent-capture=har", f"--netgent-artifacts={artifacts}").assert_outcomes(
+        passed=1
+    )
+    (row,) = read_rows(artifacts / "manifest.csv")
+    har = json.loads((artifacts / row["har"]).read_text())
+    validate_har(har)
+    (late,) = by_url(har, "/late")
+    assert late["response"]["status"] == 200 and "_error" not in late["response"]
+    (never,) = by_url(har, "/never")
+    assert never["response"]["status"] == 0
+    assert never["response"]["_error"] == UNANSWERED
+    (last,) = by_url(har, "/last")  # answered long before: as ever
+    assert last["response"]["status"] == 200 and "_error" not in last["response"]
 
 
 def test_a_missing_schema_fails_naming_the_npm_command(

@@ -184,8 +184,14 @@ class _Request:
         }
         if self.error:
             response["_error"] = self.error
+        elif not res and not extra and not self.redirect_to:
+            response["_error"] = UNANSWERED
         return response
 
+
+UNANSWERED = "no response before the item ended"
+"""``_error`` of a request the item's browser sent and saw no answer to (neither headers
+nor a failure) by the time its events were read."""
 
 _BROWSER_CACHES = ("memory", "disk", "prefetch")
 """The browser's own caches, as ``_fromCache`` names them."""
@@ -445,6 +451,31 @@ def _socket_entry(sock: _Socket, offset: float | None) -> dict[str, Any]:
         "_resourceType": "websocket",
         "_webSocketMessages": sock.messages,
     }
+
+
+_ANSWERS = {
+    "Network.responseReceived",
+    "Network.responseReceivedExtraInfo",
+    "Network.loadingFinished",
+    "Network.loadingFailed",
+}
+"""The events that say a request had its answer (its headers, or its end)."""
+
+
+def unanswered(events: Iterable[dict[str, Any]]) -> set[str]:
+    """The ids of the web requests in ``events`` with no answer yet: sent, and neither
+    their response's headers nor their end has come."""
+    waiting: set[str] = set()
+    for event in events:
+        method = str(event.get("method", ""))
+        params: dict[str, Any] = event.get("params") or {}
+        rid = str(params.get("requestId", ""))
+        if method == "Network.requestWillBeSent":
+            if str((params.get("request") or {}).get("url", "")).startswith("http"):
+                waiting.add(rid)
+        elif method in _ANSWERS:
+            waiting.discard(rid)
+    return waiting
 
 
 def network_events(log: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

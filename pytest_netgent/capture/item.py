@@ -24,6 +24,11 @@ from . import FILES, CaptureError, CaptureSettings
 from .files import Window, files_of, iso_time, relative_to, write_json
 from .pcap import Tcpdump
 
+HAR_ANSWERS_S = 1.0
+"""How long an item's end waits for the answers of requests it sent (as the pcap waits
+for the item's connections to close)."""
+ANSWER_POLL_S = 0.05
+
 
 @dataclass
 class ItemCapture:
@@ -83,15 +88,27 @@ class ItemCapture:
             self._tcpdump = tcpdump
             progress.publish(pcap=str(tcpdump.path))
 
-    def har_events(self, driver: WebDriver) -> list[dict[str, Any]]:
-        """The network events the browser logged (read once, before it closes)."""
+    def har_events(self, driver: WebDriver, answers_within: float = 0.0) -> list[dict[str, Any]]:
+        """The network events the browser logged (read once, before it closes).
+
+        With ``answers_within`` (the item's end), requests still waiting for their
+        response's headers get that many seconds more: their answers are read too (a
+        page's last fetches, e.g. a web worker's script revalidated as the item ended).
+        Requests the page starts meanwhile are not the item's and are left out."""
         if "har" not in self.settings.modes:
             return []
         from ..browser.session import browser_log
-        from .har import network_events
+        from .har import network_events, unanswered
 
         try:
-            return network_events(browser_log(driver, "performance"))
+            events = network_events(browser_log(driver, "performance"))
+            deadline = time.monotonic() + answers_within
+            sent = {_request_id(e) for e in events}
+            while unanswered(events) and time.monotonic() < deadline:
+                time.sleep(ANSWER_POLL_S)
+                more = network_events(browser_log(driver, "performance"))
+                events += [e for e in more if _request_id(e) in sent]
+            return events
         except Exception as exc:  # the browser died with the item: no events to read
             raise CaptureError(
                 f"--netgent-capture=har: {self.nodeid}: could not read the browser's network "
@@ -214,3 +231,7 @@ def _reason(error: BaseException | None) -> str:
         return ""
     reason = getattr(error, "reason", "") or str(error)
     return str(reason).strip().splitlines()[0] if str(reason).strip() else type(error).__name__
+
+
+def _request_id(event: dict[str, Any]) -> str:
+    return str((event.get("params") or {}).get("requestId", ""))

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from ..capture import CaptureSettings, folder_name
-from ..capture.item import ItemCapture
+from ..capture.item import HAR_ANSWERS_S, ItemCapture
 from ..dataset.shards import Shard
 from ..errors import BrowserError
 from .keys import (
@@ -319,7 +319,7 @@ class CapturePlugin:
             events: list[dict[str, Any]] = []
             try:
                 if pool.running is not None:
-                    events = capture.har_events(pool.running)
+                    events = capture.har_events(pool.running, HAR_ANSWERS_S)
             finally:
                 # the reset closes the item's connections: their last packets are its own
                 browser.stop_video()

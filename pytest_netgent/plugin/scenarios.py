@@ -467,6 +467,8 @@ class _Run:
     def _finish_captures(self) -> None:
         """Stop the pcap (after every member's browser closed its connections), write each
         member's files and the scenario's flows."""
+        from ..capture.item import HAR_ANSWERS_S
+
         assert self.capture is not None
         run = getattr(self, "run", None)
         outcomes = run.outcomes if run is not None else {}
@@ -476,7 +478,7 @@ class _Run:
             events: list[dict[str, Any]] = []
             if pool is not None and pool.running is not None:
                 with contextlib.suppress(NetgentError):
-                    events = member_capture.har_events(pool.running)
+                    events = member_capture.har_events(pool.running, HAR_ANSWERS_S)
             outcome = outcomes.get(name)
             result = [outcome.result] if outcome is not None and outcome.result else []
             if outcome is not None and outcome.kind == "command":
