@@ -20,7 +20,13 @@ from typing import Any
 import pytest
 
 from pytest_netgent.browser.session import BrowserOptions, browser_log, start_browser
-from pytest_netgent.capture.har import UNANSWERED, build_har, network_events
+from pytest_netgent.capture.har import (
+    UNANSWERED,
+    UNSEEN,
+    build_har,
+    network_events,
+    unanswered,
+)
 
 from .helpers import Project, element, read_rows
 
@@ -121,6 +127,25 @@ def finished(rid: str, at: float, encoded: int, data: int = 0) -> list[dict[str,
         }
     )
     return events
+
+
+def test_a_request_with_no_answer_says_whose_it_was() -> None:
+    page = sent("p", "http://a.test/poll", 1.0)
+    page["params"]["loaderId"] = "L1"
+    worker = sent("w", "http://a.test/worker.js", 1.5)  # a worker's: no document sent it
+    done = sent("d", "http://a.test/", 0.5)
+    events = [done, page, worker, received("d", 0.6), *finished("d", 0.7, 100)]
+    assert unanswered(events) == {"p": WALL + 1.0, "w": WALL + 1.5}
+    entries = {e["_requestId"]: e["response"] for e in build_har(events)["log"]["entries"]}
+    assert (entries["p"]["status"], entries["p"]["_error"]) == (0, UNANSWERED)
+    assert (entries["w"]["status"], entries["w"]["_error"]) == (0, UNSEEN)
+    assert entries["d"]["status"] == 200 and "_error" not in entries["d"]
+    # the network service's report answers a worker's request (its status, no error)
+    extra = {"requestId": "w", "statusCode": 304, "headers": {}}
+    events.append({"method": "Network.responseReceivedExtraInfo", "params": extra})
+    assert unanswered(events) == {"p": WALL + 1.0}
+    (entry,) = [e for e in build_har(events)["log"]["entries"] if e["_requestId"] == "w"]
+    assert entry["response"]["status"] == 304 and "_error" not in entry["response"]
 
 
 def test_an_https_entry_of_200_ms_takes_200_ms_its_ssl_counted_inside_connect() -> None:

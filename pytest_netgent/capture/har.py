@@ -69,6 +69,8 @@ class _Request:
         self.wall = float(params.get("wallTime") or 0.0)
         self.start = float(params.get("timestamp") or 0.0)
         self.type = str(params.get("type") or "")
+        self.loader = str(params.get("loaderId") or "")
+        """The document that sent it; none for a worker's request."""
         self.extra_request: dict[str, Any] = {}
         self.response: dict[str, Any] = {}
         self.extra_response: dict[str, Any] = {}
@@ -185,13 +187,16 @@ class _Request:
         if self.error:
             response["_error"] = self.error
         elif not res and not extra and not self.redirect_to:
-            response["_error"] = UNANSWERED
+            response["_error"] = UNANSWERED if self.loader else UNSEEN
         return response
 
 
 UNANSWERED = "no response before the item ended"
-"""``_error`` of a request the item's browser sent and saw no answer to (neither headers
-nor a failure) by the time its events were read."""
+"""``_error`` of a page's request with no answer (neither headers nor a failure) by the
+time the item's events were read."""
+UNSEEN = "sent by a worker: its response, if any, is in the worker's own log"
+"""``_error`` of a worker's request with no answer in the page's log: a response that
+crossed the network is there (the network service reports it), a cache hit is not."""
 
 _BROWSER_CACHES = ("memory", "disk", "prefetch")
 """The browser's own caches, as ``_fromCache`` names them."""
@@ -462,19 +467,20 @@ _ANSWERS = {
 """The events that say a request had its answer (its headers, or its end)."""
 
 
-def unanswered(events: Iterable[dict[str, Any]]) -> set[str]:
-    """The ids of the web requests in ``events`` with no answer yet: sent, and neither
-    their response's headers nor their end has come."""
-    waiting: set[str] = set()
+def unanswered(events: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """The web requests in ``events`` with no answer yet (sent, and neither their
+    response's headers nor their end has come): the wall-clock time each was sent, by
+    request id."""
+    waiting: dict[str, float] = {}
     for event in events:
         method = str(event.get("method", ""))
         params: dict[str, Any] = event.get("params") or {}
         rid = str(params.get("requestId", ""))
         if method == "Network.requestWillBeSent":
             if str((params.get("request") or {}).get("url", "")).startswith("http"):
-                waiting.add(rid)
+                waiting[rid] = float(params.get("wallTime") or 0.0)
         elif method in _ANSWERS:
-            waiting.discard(rid)
+            waiting.pop(rid, None)
     return waiting
 
 

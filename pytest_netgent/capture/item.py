@@ -27,6 +27,8 @@ from .pcap import Tcpdump
 HAR_ANSWERS_S = 1.0
 """How long an item's end waits for the answers of requests it sent (as the pcap waits
 for the item's connections to close)."""
+RECENT_S = 2.0
+"""Requests sent this long before the item's end are waited for; older ones are not."""
 ANSWER_POLL_S = 0.05
 
 
@@ -91,9 +93,11 @@ class ItemCapture:
     def har_events(self, driver: WebDriver, answers_within: float = 0.0) -> list[dict[str, Any]]:
         """The network events the browser logged (read once, before it closes).
 
-        With ``answers_within`` (the item's end), requests still waiting for their
-        response's headers get that many seconds more: their answers are read too (a
-        page's last fetches, e.g. a web worker's script revalidated as the item ended).
+        With ``answers_within`` (the item's end), requests sent in the last
+        :data:`RECENT_S` and still waiting for their response's headers get that many
+        seconds more: their answers are read too (a page's last fetches, e.g. a web
+        worker's script revalidated as the item ended). Older ones are not waited for (a
+        long poll; a worker's cache hit, whose answer never reaches the page's log).
         Requests the page starts meanwhile are not the item's and are left out."""
         if "har" not in self.settings.modes:
             return []
@@ -102,12 +106,15 @@ class ItemCapture:
 
         try:
             events = network_events(browser_log(driver, "performance"))
+            ended = time.time()
             deadline = time.monotonic() + answers_within
             sent = {_request_id(e) for e in events}
-            while unanswered(events) and time.monotonic() < deadline:
+            recent = {r for r, at in unanswered(events).items() if at > ended - RECENT_S}
+            while recent and time.monotonic() < deadline:
                 time.sleep(ANSWER_POLL_S)
                 more = network_events(browser_log(driver, "performance"))
                 events += [e for e in more if _request_id(e) in sent]
+                recent &= set(unanswered(events))
             return events
         except Exception as exc:  # the browser died with the item: no events to read
             raise CaptureError(
