@@ -387,12 +387,15 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?")[0]
             time.sleep(DELAYS.get(path, 0.0))
             headers, body = site.routes().get(path, ([], b""))
-            self.send_response(200 if body else 404)
-            for name, value in headers:
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(200 if body else 404)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the browser left before the answer (/never)
 
         def log_message(self, *args: Any) -> None:
             pass
