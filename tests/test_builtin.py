@@ -383,3 +383,24 @@ def test_a_state_chosen_on_a_third_page_keeps_checks_that_hold_on_every_page_bef
     assert also_where_made(ctx, checks, [catalog]) == [shop, kettle, toaster]
     assert also_where_made(ctx, checks, [catalog, results]) == [shop, kettle]
     assert also_where_made(ctx, [toaster], [catalog, results]) == []
+
+
+def test_an_end_state_is_a_guess_on_a_page_no_action_changed() -> None:
+    """A model clicked a link to the same place (a 'Skip to main content' anchor) and
+    took the login form for 'the group was added': the page shows nothing else than
+    where a state of this run was made, so nothing on it can confirm the end. A page
+    that changed can; so can an end whose triggers the page confirms literally."""
+    from pytest_netgent.synthesis.ends import end_guessed
+
+    ctx = Context(workflow="w", base_url="http://h")
+    ctx.history, ctx.order = ["Login form"], ["Login form", "Group added"]
+    login = Observation(url="http://h/admin/login/", title="Log in", text="Username Password")
+    skipped = login.model_copy(update={"url": "http://h/admin/login/#content"})
+    added = StateSpec(name="Group added", triggers=["A message says it went well"], end="ok")
+    made = {"Login form": [login]}
+    assert not end_guessed(ctx, skipped, added, [added])  # as before: nothing to judge by
+    assert end_guessed(ctx, skipped, added, [added], made)
+    changed = Observation(url="http://h/admin/", title="Site administration", text="Groups")
+    assert not end_guessed(ctx, changed, added, [added], made)
+    literal = StateSpec(name="Shown", triggers=["The page says 'Username'"], end="ok")
+    assert not end_guessed(ctx, skipped, literal, [literal], made)

@@ -404,3 +404,54 @@ def pytest_runtest_call(item):
     result = project.run()
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*search.netgent.yaml:4: window: '10x10': a window from 200x200*"])
+
+
+GUESSING = """
+from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
+from pytest_netgent.workflow.automaton import Check
+
+class Guessing(BuiltinSynthesiser):
+    \"\"\"Takes the end state as soon as a state ran, on a text the page always shows.\"\"\"
+    name = "guessing"
+
+    def select_state(self, ctx, page, candidates):
+        ends = [c for c in candidates if c.end]
+        return ends[0] if ctx.history and ends else super().select_state(ctx, page, candidates)
+
+    def define_triggers(self, ctx, page, spec):
+        if spec.end:
+            return [Check(type="text", params={"text": "Featured"})]
+        return super().define_triggers(ctx, page, spec)
+
+def pytest_netgent_make_synthesiser(config, llm):
+    return Guessing()
+"""
+
+IDLE = """
+name: idle
+start_url: "{base_url}/wiki/"
+states:
+  - name: Home
+    triggers: [The search box is visible]
+    actions: [Wait 0.2 seconds]
+  - name: Done
+    triggers: [We are done here]
+    end: Done
+"""
+
+
+def test_record_takes_no_end_state_on_a_page_its_actions_left_as_it_was(
+    project: Project,
+) -> None:
+    """A state's actions changed nothing on the page; a model then took the end state
+    there: the record fails, and writes nothing (it passed, and wrote a cache that 'ends'
+    the workflow on any page showing the home page's words)."""
+    project.workflow("idle", IDLE)
+    project.pytester.makeconftest(GUESSING)
+    failed = project.run("--netgent-record")
+    failed.assert_outcomes(failed=1)
+    # the end refused, the state that ran is all that is left, and it changes nothing
+    failed.stdout.fnmatch_lines(
+        ["synthesis failure in workflow 'idle'*", "*state 'Home' does not advance the page*"]
+    )
+    assert not (project.path / "__netgent__").exists()

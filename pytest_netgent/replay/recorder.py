@@ -166,7 +166,7 @@ class Recorder:
         def guessed(spec: StateSpec) -> bool:
             if not spec.end or getattr(self.synth, "vouched", "") == spec.name:
                 return False  # not an end, or a person said which state this page is
-            return end_guessed(self.ctx, page, spec, candidates)
+            return end_guessed(self.ctx, page, spec, candidates, self.made_from)
 
         spec = self.synth.select_state(self.ctx, page, candidates)
         if not guessed(spec):

@@ -3,7 +3,10 @@
 An end state passes the item, so a recording that takes one on the wrong page reports
 success for a run that never did what the workflow says (a model that took a shop's
 search results for the product page). The builtin rules read the states' triggers
-literally (:meth:`~.builtin.BuiltinSynthesiser.verdict`) and judge the choice.
+literally (:meth:`~.builtin.BuiltinSynthesiser.verdict`) and judge the choice; a page that
+shows nothing else than where a state of this run was made cannot confirm an end either
+(a model whose actions clicked a link to the same page, then took the login form for
+"the group was added").
 
 A state made earlier in the run and chosen again on another page gets checks for this
 page: they replace those it was made with, so in replay it would no longer take its
@@ -14,24 +17,34 @@ since (:func:`also_where_made`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..workflow.automaton import Check
 from ..workflow.spec import StateSpec
 from . import Context
 from .builtin import BuiltinSynthesiser, holds_on
-from .observation import Observation
+from .observation import Observation, same_page
 
 
 def end_guessed(
-    ctx: Context, page: Observation, spec: StateSpec, candidates: list[StateSpec]
+    ctx: Context,
+    page: Observation,
+    spec: StateSpec,
+    candidates: list[StateSpec],
+    made: Mapping[str, list[Observation]] | None = None,
 ) -> bool:
     """Whether taking end state ``spec`` on ``page`` is a guess: its triggers, read
     literally, do not hold here; or nothing on the page confirms them while it would end
     the run on its first page with states that lead somewhere on offer, or would skip a
-    state declared before it (and after the last that ran) whose triggers hold here."""
+    state declared before it (and after the last that ran) whose triggers hold here, or
+    the page shows nothing else than when a state of this run was made on it (``made``:
+    the pages each was made on; the actions since changed nothing the end could be)."""
     judge = BuiltinSynthesiser()
     verdict = judge.verdict(ctx, page, spec)
     if verdict in ("yes", "no"):
         return verdict == "no"
+    if any(same_page(before, page) for pages in (made or {}).values() for before in pages):
+        return True
     if not ctx.history:
         return any(not c.end for c in candidates)
     order = ctx.order

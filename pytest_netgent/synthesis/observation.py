@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag
 
 from pydantic import BaseModel, Field
 
@@ -253,6 +254,21 @@ def _merge(raw: dict[str, Any], inner: dict[str, Any], path: str, x: int, y: int
         media["within"] = f"{path} >> {media['within']}" if media["within"] else path
         raw.setdefault("media", []).append(media)
     raw["text"] = f"{raw['text']}\n{inner['text']}".strip()[:4000]
+
+
+def same_page(a: Observation, b: Observation) -> bool:
+    """Whether ``a`` and ``b`` show the same: the address (its fragment aside), title,
+    text, headings, elements (where they sit aside: a page scrolled), media and statuses.
+    What a page read this way does not show (what was typed into a field) does not count."""
+
+    def shown(page: Observation) -> tuple[str, dict[str, Any]]:
+        left = page.model_dump(exclude=_NOT_SHOWN)
+        return urldefrag(page.url)[0], left
+
+    return shown(a) == shown(b)
+
+
+_NOT_SHOWN: Any = {"url": True, "screenshot": True, "elements": {"__all__": {"box"}}}
 
 
 def distinct_texts(before: Observation, now: Observation) -> list[str]:
