@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -277,6 +278,10 @@ def test_record_of_a_scenario_alone_records_its_members_first(project: Path) -> 
     answer = run(project, "evening.netgent.yaml", "--netgent-record", "-v")
     assert answer.returncode == 0, answer.stdout + answer.stderr
     assert "evening.netgent.yaml::evening PASSED" in answer.stdout
+    # the record summary counts both: the one recorded first, the one recorded in place
+    assert re.search(r"[1-9]\d* states synthesised, 0 healed, 2 files written;", answer.stdout)
+    for member in ("searcher", "reader"):
+        assert f"evening.netgent.yaml::evening::{member}: synthesised" in answer.stdout
     for cache in ("search/wiki-search.json", "browse/read-featured.json"):
         assert (project / "wiki" / "__netgent__" / cache).is_file(), cache
     # what was written replays, the scenario and the members' own items alike

@@ -6,7 +6,6 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -155,30 +154,11 @@ def pytest_runtest_makereport(
             report.user_properties.append(prop)
             item.user_properties.append(prop)
     if call.when == "call" and result is not None and result.record is not None:
-        from ..replay.recordlog import RECORD_PROPERTY
+        from ..replay.recordlog import record_property
 
         # user_properties travel with the report from xdist workers to the controller;
-        # on the item too, for junitxml (the summary counts the call report's only); a
-        # JSON string, which junitxml shows as it is
-        record = result.record
-        usage = record.usage
-        summary = (
-            RECORD_PROPERTY,
-            json.dumps(
-                {
-                    "item": item.nodeid,
-                    "synthesised": record.synthesised,
-                    "healed": record.healed,
-                    "written": record.written,
-                    "proposed": record.proposed,
-                    "builtin_steps": usage.builtin_steps,
-                    "llm_steps": usage.llm_steps,
-                    "llm_calls": usage.llm_calls,
-                    "tokens": usage.input_tokens + usage.output_tokens,
-                    "invalid": usage.invalid_answers,
-                }
-            ),
-        )
+        # on the item too, for junitxml (the summary counts the call report's only)
+        summary = record_property(item.nodeid, result.record)
         report.user_properties.append(summary)
         item.user_properties.append(summary)
     return report

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..capture.item import ItemCapture
     from ..capture.netlog import CapturedBrowser
     from ..scenario.members import Outcome
+    from ..synthesis import RecordReport
     from .settings import Settings
 
 
@@ -167,6 +168,8 @@ class ScenarioItem(ReportsErrors, pytest.Function):
                 )
             finally:
                 pool.close()
+            if result.record is not None:
+                self._record_summary(member.name, result.record)
             if result.error is not None:
                 where = f"{display_path(self.loaded.path)}:{member.line}"
                 pytest.fail(
@@ -175,6 +178,13 @@ class ScenarioItem(ReportsErrors, pytest.Function):
                     f"scenario:\n{result.error.report()}",
                     pytrace=False,
                 )
+
+    def _record_summary(self, member: str, record: RecordReport) -> None:
+        """The record summary of ``member``'s run, as a workflow item's (the session's
+        record totals and junit count it)."""
+        from ..replay.recordlog import record_property
+
+        self.user_properties.append(record_property(f"{self.nodeid}::{member}", record))
 
     def run_scenario(self, settings: Settings, base_url: str) -> None:
         """Run every member; raise :class:`ScenarioFailed` if any failed."""
@@ -197,6 +207,9 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         ]
         if visited:
             self.user_properties.append((STATES_PROPERTY, "; ".join(visited)))
+        for o in self.outcomes:  # record mode: what each member synthesised and wrote
+            if o.result is not None and o.result.record is not None:
+                self._record_summary(o.name, o.result.record)
         if any(not o.passed for o in self.outcomes):
             location = f"{display_path(self.loaded.path)}:{self.loaded.line}"
             raise ScenarioFailed(self.name, location, self.outcomes)

@@ -4,12 +4,35 @@ the totals, printed at the end (on the xdist controller too)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    from ..synthesis import RecordReport
+
 RECORD_PROPERTY = "netgent_record"
 """Report property (call): what record mode synthesised, healed and wrote for the item."""
+
+
+def record_property(nodeid: str, record: RecordReport) -> tuple[str, str]:
+    """The :data:`RECORD_PROPERTY` of one recording run: an item's, or a scenario
+    member's (``nodeid`` then names the member); a JSON string, which junitxml shows as
+    it is."""
+    usage = record.usage
+    summary = {
+        "item": nodeid,
+        "synthesised": record.synthesised,
+        "healed": record.healed,
+        "written": record.written,
+        "proposed": record.proposed,
+        "builtin_steps": usage.builtin_steps,
+        "llm_steps": usage.llm_steps,
+        "llm_calls": usage.llm_calls,
+        "tokens": usage.input_tokens + usage.output_tokens,
+        "invalid": usage.invalid_answers,
+    }
+    return RECORD_PROPERTY, json.dumps(summary)
 
 
 class RecordLog:
