@@ -121,8 +121,8 @@ def run(folder: Path, *args: str) -> tuple[list[corpus_bench.Item], str]:
 
 
 def records(report: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """Each item's record summary (the plugin's ``netgent_record``, a JSON string), from
-    the junit file."""
+    """Each item's LLM calls and tokens, from its record summaries in the junit file (the
+    plugin's ``netgent_record``, a JSON string; a scenario's members' summed)."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     try:
         cases = list(ET.parse(report).getroot().iter("testcase"))
@@ -137,8 +137,10 @@ def records(report: Path) -> dict[tuple[str, str], dict[str, Any]]:
                 value = json.loads(prop.get("value", ""))
             except ValueError:
                 continue
-            if isinstance(value, dict):
-                found[(app, case.get("name", ""))] = value
+            if isinstance(value, dict):  # a scenario has one per member: summed
+                got = found.setdefault((app, case.get("name", "")), {})
+                for key in ("llm_calls", "tokens"):
+                    got[key] = int(got.get(key, 0)) + int(value.get(key, 0))
     return found
 
 
