@@ -191,7 +191,9 @@ def start_browser(options: BrowserOptions) -> WebDriver:
                 service.stop()
             if options.user_data_dir:
                 end_profile_processes(options.user_data_dir)
-            if not _driver_gone(exc):
+            # Ctrl-C or a signal is never a driver gone, even when it came while a refused
+            # connection was being handled (then the refusal is its context)
+            if not isinstance(exc, Exception) or not _driver_gone(exc):
                 if isinstance(exc, WebDriverException):
                     raise _start_error(exc, browser, driver_path, temp) from None
                 raise
