@@ -385,6 +385,34 @@ def test_a_state_chosen_on_a_third_page_keeps_checks_that_hold_on_every_page_bef
     assert also_where_made(ctx, [toaster], [catalog, results]) == []
 
 
+def test_an_end_state_is_a_guess_when_a_state_it_would_skip_shows_and_it_does_not(
+    page_at: Any, ctx: Context
+) -> None:
+    """A model took the wiki's search results for the article they lead to: the end's
+    trigger ('An article heading is shown') and the results' URL trigger both read as
+    this very page's address, but the results' list is on the page. The end is a guess;
+    on the article itself it is not."""
+    from pytest_netgent.synthesis.ends import end_guessed
+
+    home = StateSpec(name="Home page", triggers=["The search box is visible"], actions=["x"])
+    results = StateSpec(
+        name="Results",
+        triggers=["The URL is the search page", "At least one search result is shown"],
+        actions=["Click the first result"],
+    )
+    article = StateSpec(name="Article", triggers=["An article heading is shown"], end="ok")
+    ctx.history, ctx.order = ["Home page"], ["Home page", "Results", "Article"]
+    page = page_at("/wiki/search?q=streaming", "#results li.result")
+    judge = BuiltinSynthesiser()
+    assert judge.verdict(ctx, page, article) == judge.verdict(ctx, page, results) == "weak"
+    assert judge.confirmed(ctx, page, results) == ["At least one search result is shown"]
+    assert judge.confirmed(ctx, page, article) == []
+    assert end_guessed(ctx, page, article, [home, results, article])
+    assert not end_guessed(ctx, page, article, [home, article])  # nothing it would skip
+    on_article = page_at("/wiki/article/quic", "h1")
+    assert not end_guessed(ctx, on_article, article, [home, results, article])
+
+
 def test_an_end_state_is_a_guess_on_a_page_no_action_changed() -> None:
     """A model clicked a link to the same place (a 'Skip to main content' anchor) and
     took the login form for 'the group was added': the page shows nothing else than

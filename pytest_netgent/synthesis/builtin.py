@@ -480,6 +480,25 @@ class BuiltinSynthesiser:
         ``yes``, ``partial``, ``weak``, ``unknown`` or ``no`` (see :meth:`_applies`)."""
         return self._applies(ctx, page, spec)[0]
 
+    def confirmed(self, ctx: Context, page: Observation, spec: StateSpec) -> list[str]:
+        """The triggers of ``spec`` that these rules read and that hold on ``page`` by
+        what it shows (an address that holds only because it was taken from this very
+        page confirms nothing); none if a trigger is read and does not hold."""
+        landmark = self._url_landmark(ctx, page)
+        held = []
+        for trigger in spec.triggers:
+            try:
+                checks = self._trigger(ctx, page, literal_form(trigger, ctx)[0])
+            except NotHolding:
+                return []
+            except Unresolved:
+                continue
+            if not all(holds_on(c, page, ctx) for c in checks):
+                return []
+            if landmark not in checks:
+                held.append(trigger)
+        return held
+
     def _applies(self, ctx: Context, page: Observation, spec: StateSpec) -> tuple[str, str]:
         """``yes`` (triggers parse and hold), ``partial`` (some hold, the others do not
         parse), ``weak`` (they hold only by landmarks taken from this very page),

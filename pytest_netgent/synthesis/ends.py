@@ -36,7 +36,8 @@ def end_guessed(
     """Whether taking end state ``spec`` on ``page`` is a guess: its triggers, read
     literally, do not hold here; or nothing on the page confirms them while it would end
     the run on its first page with states that lead somewhere on offer, or would skip a
-    state declared before it (and after the last that ran) whose triggers hold here, or
+    state declared before it (and after the last that ran) whose triggers hold here (or
+    one of them does, while none of its own is confirmed by what the page shows), or
     the page shows nothing else than when a state of this run was made on it (``made``:
     the pages each was made on; the actions since changed nothing the end could be)."""
     judge = BuiltinSynthesiser()
@@ -53,7 +54,14 @@ def end_guessed(
     between = [
         c for c in candidates if not c.end and c.name in order and last < order.index(c.name) < end
     ]
-    return any(judge.verdict(ctx, page, c) == "yes" for c in between)
+    if any(judge.verdict(ctx, page, c) == "yes" for c in between):
+        return True
+    # nothing on the page confirms the end, and a trigger of a state it would skip holds
+    # by what the page shows (a model that took a wiki's search results, whose list is
+    # there, for the article they lead to: both read as 'this page's address')
+    return not judge.confirmed(ctx, page, spec) and any(
+        judge.confirmed(ctx, page, c) for c in between
+    )
 
 
 JUDGED = ("url", "title", "text")
