@@ -385,14 +385,15 @@ def test_a_state_chosen_on_a_third_page_keeps_checks_that_hold_on_every_page_bef
     assert also_where_made(ctx, [toaster], [catalog, results]) == []
 
 
-def test_an_end_state_is_a_guess_when_a_state_it_would_skip_shows_and_it_does_not(
+def test_a_state_is_a_guess_when_one_it_would_skip_shows_and_it_does_not(
     page_at: Any, ctx: Context
 ) -> None:
     """A model took the wiki's search results for the article they lead to: the end's
     trigger ('An article heading is shown') and the results' URL trigger both read as
     this very page's address, but the results' list is on the page. The end is a guess;
-    on the article itself it is not."""
-    from pytest_netgent.synthesis.ends import end_guessed
+    on the article itself it is not. So is a state that is not an end, skipping the
+    results there."""
+    from pytest_netgent.synthesis.ends import end_guessed, skipped
 
     home = StateSpec(name="Home page", triggers=["The search box is visible"], actions=["x"])
     results = StateSpec(
@@ -409,6 +410,15 @@ def test_an_end_state_is_a_guess_when_a_state_it_would_skip_shows_and_it_does_no
     assert judge.confirmed(ctx, page, article) == []
     assert end_guessed(ctx, page, article, [home, results, article])
     assert not end_guessed(ctx, page, article, [home, article])  # nothing it would skip
+    to_like = StateSpec(
+        name="Article to like",
+        triggers=["The article heading is shown", "The Like button is not pressed"],
+        actions=["Click the Like button"],
+    )
+    ctx.order = ["Home page", "Results", "Article to like", "Article"]
+    assert skipped(ctx, page, to_like, [home, results, to_like, article]) == "Results"
+    assert skipped(ctx, page, results, [home, results, to_like, article]) == ""
+    ctx.order = ["Home page", "Results", "Article"]
     on_article = page_at("/wiki/article/quic", "h1")
     assert not end_guessed(ctx, on_article, article, [home, results, article])
 

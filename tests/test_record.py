@@ -455,3 +455,54 @@ def test_record_takes_no_end_state_on_a_page_its_actions_left_as_it_was(
         ["synthesis failure in workflow 'idle'*", "*state 'Home' does not advance the page*"]
     )
     assert not (project.path / "__netgent__").exists()
+
+
+SKIPPING = """
+from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
+
+class Skipping(BuiltinSynthesiser):
+    \"\"\"Takes the article for the search results that lead to it.\"\"\"
+    name = "skipping"
+
+    def select_state(self, ctx, page, candidates):
+        names = [c.name for c in candidates]
+        if "/wiki/search" in page.url and "Results" in names and "Article" in names:
+            return next(c for c in candidates if c.name == "Article")
+        return super().select_state(ctx, page, candidates)
+
+def pytest_netgent_make_synthesiser(config, llm):
+    return Skipping()
+"""
+
+SEARCH_IN_ORDER = """
+name: in-order
+start_url: "{base_url}/wiki/"
+states:
+  - name: Home
+    triggers: [The search box is visible]
+    actions: [Type QUIC into the search box, Press Enter]
+  - name: Results
+    triggers: [At least one search result is shown]
+    actions: [Click the first result]
+  - name: Article
+    triggers: [An article heading is shown]
+    actions: [Wait 0.2 seconds]
+  - name: Done
+    triggers: [The URL contains /wiki/article/]
+    end: Done
+"""
+
+
+def test_record_takes_no_state_that_skips_one_the_page_shows(project: Project) -> None:
+    """A synthesiser took the article for the search results that lead to it (a model
+    did): the results' list is on the page and nothing there confirms an article, so it
+    is asked again without it, and the record goes through the results as written (it
+    took the article there, and its wait then changed nothing)."""
+    project.workflow("in-order", SEARCH_IN_ORDER)
+    project.pytester.makeconftest(SKIPPING)
+    result = project.run("--netgent-record", "-rA")
+    result.assert_outcomes(passed=1)
+    states = json.loads((project.path / "__netgent__" / "in-order" / "in-order.json").read_text())
+    names = [s["name"] for s in (states["states"] if isinstance(states, dict) else states)]
+    assert names == ["Home", "Results", "Article", "Done"], names
+    result.stdout.fnmatch_lines(["*state    Results*", "*state    Article*", "*end      Done*"])

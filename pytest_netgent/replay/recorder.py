@@ -27,7 +27,7 @@ from ..synthesis import (
     Unresolved,
 )
 from ..synthesis.elements import with_alternatives
-from ..synthesis.ends import also_where_made, end_guessed
+from ..synthesis.ends import also_where_made, end_guessed, skipped
 from ..synthesis.observation import Observation, distinct_texts, observe
 from ..synthesis.picks import Declined
 from ..synthesis.words import pinned_url, varies_with
@@ -160,24 +160,27 @@ class Recorder:
         return now - self._waiting[1]
 
     def _no_false_end(self, page: Observation, candidates: list[StateSpec]) -> StateSpec:
-        """The state the synthesiser picks; an end state is asked for again without it
-        when taking it is a guess (:func:`~..synthesis.ends.end_guessed`)."""
+        """The state the synthesiser picks; it is asked for again without it when taking
+        it is a guess: an end state nothing here confirms
+        (:func:`~..synthesis.ends.end_guessed`), or any state that would skip one this
+        page shows (:func:`~..synthesis.ends.skipped`)."""
 
-        def guessed(spec: StateSpec) -> bool:
-            if not spec.end or getattr(self.synth, "vouched", "") == spec.name:
-                return False  # not an end, or a person said which state this page is
-            return end_guessed(self.ctx, page, spec, candidates, self.made_from)
+        def guessed(spec: StateSpec) -> str:
+            if getattr(self.synth, "vouched", "") == spec.name:
+                return ""  # a person said which state this page is
+            if spec.end and end_guessed(self.ctx, page, spec, candidates, self.made_from):
+                return "ends the workflow and nothing on this page confirms its triggers"
+            if not spec.end and (shown := skipped(self.ctx, page, spec, candidates)):
+                return f"would skip {shown!r}, which this page shows"
+            return ""
 
         spec = self.synth.select_state(self.ctx, page, candidates)
         if not guessed(spec):
             return spec
         rest = [c for c in candidates if c.name != spec.name]
         again = self.synth.select_state(self.ctx, page, rest) if rest else spec
-        if guessed(again):
-            raise Unresolved(
-                f"the state chosen, {again.name!r}, ends the workflow and nothing on this "
-                "page confirms its triggers"
-            )
+        if why := guessed(again):
+            raise Unresolved(f"the state chosen, {again.name!r}, {why}")
         return again
 
     def _choose(

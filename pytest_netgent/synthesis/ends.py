@@ -36,10 +36,9 @@ def end_guessed(
     """Whether taking end state ``spec`` on ``page`` is a guess: its triggers, read
     literally, do not hold here; or nothing on the page confirms them while it would end
     the run on its first page with states that lead somewhere on offer, or would skip a
-    state declared before it (and after the last that ran) whose triggers hold here (or
-    one of them does, while none of its own is confirmed by what the page shows), or
-    the page shows nothing else than when a state of this run was made on it (``made``:
-    the pages each was made on; the actions since changed nothing the end could be)."""
+    state the page shows (:func:`skipped`), or the page shows nothing else than when a
+    state of this run was made on it (``made``: the pages each was made on; the actions
+    since changed nothing the end could be)."""
     judge = BuiltinSynthesiser()
     verdict = judge.verdict(ctx, page, spec)
     if verdict in ("yes", "no"):
@@ -48,20 +47,33 @@ def end_guessed(
         return True
     if not ctx.history:
         return any(not c.end for c in candidates)
+    return bool(skipped(ctx, page, spec, candidates))
+
+
+def skipped(ctx: Context, page: Observation, spec: StateSpec, candidates: list[StateSpec]) -> str:
+    """The state that taking ``spec`` on ``page`` would skip although the page shows it
+    ("" if none): one declared before ``spec`` and after the last state that ran, whose
+    triggers, read literally, hold here; or one of whose triggers holds by what the page
+    shows while none of ``spec``'s does (a model that took a wiki's search results, whose
+    list is there, for the article they lead to: both read as 'this page's address').
+    Nothing is skipped by a state whose own triggers hold here."""
+    judge = BuiltinSynthesiser()
+    if judge.verdict(ctx, page, spec) == "yes":
+        return ""
     order = ctx.order
-    last = order.index(ctx.history[-1]) if ctx.history[-1] in order else -1
-    end = order.index(spec.name) if spec.name in order else len(order)
+    last = order.index(ctx.history[-1]) if ctx.history and ctx.history[-1] in order else -1
+    mine = order.index(spec.name) if spec.name in order else len(order)
     between = [
-        c for c in candidates if not c.end and c.name in order and last < order.index(c.name) < end
+        c for c in candidates if not c.end and c.name in order and last < order.index(c.name) < mine
     ]
-    if any(judge.verdict(ctx, page, c) == "yes" for c in between):
-        return True
-    # nothing on the page confirms the end, and a trigger of a state it would skip holds
-    # by what the page shows (a model that took a wiki's search results, whose list is
-    # there, for the article they lead to: both read as 'this page's address')
-    return not judge.confirmed(ctx, page, spec) and any(
-        judge.confirmed(ctx, page, c) for c in between
-    )
+    for other in between:
+        if judge.verdict(ctx, page, other) == "yes":
+            return other.name
+    if between and not judge.confirmed(ctx, page, spec):
+        for other in between:
+            if judge.confirmed(ctx, page, other):
+                return other.name
+    return ""
 
 
 JUDGED = ("url", "title", "text")
