@@ -28,10 +28,11 @@ from pytest_netgent.synthesis.answers import (
     targets,
     typed_texts,
 )
-from pytest_netgent.synthesis.llm import LLMSynthesiser, candidate_checks, normalised
+from pytest_netgent.synthesis.llm import LLMSynthesiser, Refused, candidate_checks, normalised
 from pytest_netgent.synthesis.observation import Observation, ObservedElement, Selector
 from pytest_netgent.workflow import store
 from pytest_netgent.workflow.automaton import Action, Check
+from pytest_netgent.workflow.messages import ActionOutput
 from pytest_netgent.workflow.spec import StateSpec
 from tests.helpers import Project
 
@@ -132,6 +133,51 @@ def test_what_an_instruction_says_to_do_is_all_it_may_do() -> None:
     typing = "Type {query} into the search box"
     done, _ = synth.resolve_instruction(Context(workflow="w"), page, state, typing, [])
     assert [a.type for a in done] == ["click"] and synth.usage.invalid_answers == 0
+
+
+def test_a_secret_is_never_typed_into_a_search_box() -> None:
+    """A model typed {password} into the wiki's search box (what is typed there goes out
+    in an address: the site's logs, the capture's HAR and pcap): a search box is not
+    offered for an instruction that types a secret, and a model that names it anyway is
+    shown the error and asked again."""
+
+    def css(selector: str) -> list[Selector]:
+        return [Selector(by="css selector", selector=selector, stable=True)]
+
+    search = ObservedElement(
+        mmid=2, tag="input", name="Search", attrs={"type": "search"}, selectors=css("#q")
+    )
+    password = ObservedElement(
+        mmid=5, tag="input", name="Password", attrs={"type": "password"}, selectors=css("#pw")
+    )
+    page = Observation(url="http://127.0.0.1:9/login", title="Log in", elements=[search, password])
+    into_search = '{"action": "type", "mmid": 2, "params": {"text": "{password}"}, "done": true}'
+    into_password = into_search.replace('"mmid": 2', '"mmid": 5')
+    seen: list[str] = []
+
+    class Seeing(FakeListChatModel):
+        def _call(self, messages: Any, *args: Any, **kw: Any) -> str:
+            seen.append(str(messages[-1].content))
+            return super()._call(messages, *args, **kw)
+
+    typing = "Type {password} into the Password field"
+    synth = LLMSynthesiser(Seeing(responses=[into_search, into_password]))
+    ctx = Context(workflow="w", secrets=["password"])
+    state = StateSpec(name="Login", triggers=["x"], actions=[typing])
+    done, _ = synth.resolve_instruction(ctx, page, state, typing, [])
+    assert [(a.type, a.params["selector"], a.params["text"]) for a in done] == [
+        ("type", "#pw", "{password}")
+    ]
+    assert synth.usage.invalid_answers == 1 and "mmid" in seen[-1]
+    # a backend that does not hold to the schema: the answer is refused all the same
+    wrong = ActionOutput(action="type", mmid=2, params={"text": "{password}"}, reasoning="")
+    with pytest.raises(Refused, match=r"search box: \{password\} is a secret"):
+        synth._to_action(ctx, page, wrong)
+    # a search box is still offered for what is not a secret
+    synth = LLMSynthesiser(FakeListChatModel(responses=[into_search.replace("password", "q")]))
+    query = "Type {q} into the search box"
+    done, _ = synth.resolve_instruction(ctx, page, state, query, [])
+    assert synth.usage.invalid_answers == 0 and done[0].params["selector"] == "#q"
 
 
 def test_the_likeliest_elements_come_first_and_a_long_page_is_cut() -> None:

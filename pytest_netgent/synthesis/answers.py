@@ -14,6 +14,7 @@ any other is validated by the same pydantic model and shown its error.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -22,7 +23,7 @@ from ..workflow.messages import ActionOutput
 from ..workflow.spec import PLACEHOLDER, StateSpec
 from . import Context
 from .elements import element_kind
-from .observation import Observation
+from .observation import Observation, ObservedElement
 from .words import GENERIC_NOUNS, KEY_NAMES, key_name, tokens
 
 REASONING = Field("", max_length=300)
@@ -213,12 +214,28 @@ def instructed(instruction: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return (*dict.fromkeys([*actions, "terminate"]),), (*dict.fromkeys(keys),)
 
 
-def instruction_answer(page: Observation, instruction: str) -> type[BaseModel]:
+def search_field(element: ObservedElement) -> bool:
+    """Whether ``element`` is a site's search box (what is typed there is sent in an
+    address: the site's logs, a capture's HAR and pcap keep it)."""
+    return (
+        element.attrs.get("type", "").lower() == "search"
+        or element.role == "searchbox"
+        or element.region == "search"
+    )
+
+
+def instruction_answer(
+    page: Observation, instruction: str, secrets: Iterable[str] = ()
+) -> type[BaseModel]:
     """Stage 3's answer for ``instruction`` on ``page``: the actions it says
     (:func:`instructed`) on the elements the page offers (:func:`targets`), typing what it
     says to type (:func:`typed_texts`). A typing instruction on a page with no field to
-    type into may click (a search box that opens once its button is clicked)."""
+    type into may click (a search box that opens once its button is clicked). An
+    instruction that types one of ``secrets`` (``{password}``) is offered no search box."""
     offered = targets(page)
+    if any("{" + name + "}" in instruction for name in secrets):
+        searches = {e.mmid for e in page.elements if search_field(e)}
+        offered["type"] = [m for m in offered["type"] if m not in searches]
     actions, keys = instructed(instruction)
     if "type" in actions and not offered["type"] and "click" not in actions:
         actions += ("click",)

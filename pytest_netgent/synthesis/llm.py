@@ -43,6 +43,7 @@ from .answers import (
     instruction_answer,
     likeliest_first,
     relevant,
+    search_field,
     state_answer,
     trigger_answer,
 )
@@ -436,7 +437,7 @@ class LLMSynthesiser:
         page = relevant(page, instruction, self.max_elements)
         values = "\n".join(f"{{{k}}} = {v}" for k, v in ctx.values.items())
         values += "".join(f"\n{{{name}}} = (secret, never shown)" for name in ctx.secrets)
-        schema = instruction_answer(page, instruction)
+        schema = instruction_answer(page, instruction, ctx.secrets)
         prompt = self._prompt(
             "ACTION",
             values=values or "(none)",
@@ -487,6 +488,14 @@ class LLMSynthesiser:
             by = params.pop("by") if output.action in CSS_ONLY else "css selector"
             if by != "css selector":  # play_video's selector is CSS by definition
                 raise Refused(f"element {output.mmid} has no CSS selector")
+            typed = str(params.get("text", ""))
+            secret = next((n for n in ctx.secrets if "{" + n + "}" in typed), None)
+            if output.action == "type" and secret and search_field(el):
+                raise Refused(
+                    f"element {output.mmid} is a search box: {{{secret}}} is a secret, and "
+                    "what is typed there is sent in the page's address; choose the field "
+                    "the instruction names"
+                )
             if el.box is not None and output.action == "click":
                 params.setdefault("x", el.box.x)  # kept only as a last resort
                 params.setdefault("y", el.box.y)
