@@ -6,7 +6,9 @@ search results for the product page). The builtin rules read the states' trigger
 literally (:meth:`~.builtin.BuiltinSynthesiser.verdict`) and judge the choice; a page that
 shows nothing else than where a state of this run was made cannot confirm an end either
 (a model whose actions clicked a link to the same page, then took the login form for
-"the group was added").
+"the group was added"). Nor is any state taken that would skip one declared before it
+which the page shows (:func:`skipped`: a model that took a wiki's search results for the
+article to like, then clicked the search button and took that page for "liked").
 
 A state made earlier in the run and chosen again on another page gets checks for this
 page: they replace those it was made with, so in replay it would no longer take its
