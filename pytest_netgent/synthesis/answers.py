@@ -224,6 +224,19 @@ def search_field(element: ObservedElement) -> bool:
     )
 
 
+def secret_into_search(ctx: Context, params: dict[str, Any], element: ObservedElement) -> str:
+    """Why typing ``params["text"]`` into ``element`` is refused: a secret typed into a
+    search box ("" if it is not)."""
+    typed = str(params.get("text", ""))
+    secret = next((n for n in ctx.secrets if "{" + n + "}" in typed), None)
+    if secret is None or not search_field(element):
+        return ""
+    return (
+        f"element {element.mmid} is a search box: {{{secret}}} is a secret, and what is "
+        "typed there is sent in the page's address; choose the field the instruction names"
+    )
+
+
 def instruction_answer(
     page: Observation, instruction: str, secrets: Iterable[str] = ()
 ) -> type[BaseModel]:

@@ -595,8 +595,5 @@ def _is_id(segment: str) -> bool:
 
 
 def _unique(checks: list[Check]) -> list[Check]:
-    out: list[Check] = []
-    for c in checks:
-        if c not in out:
-            out.append(c)
-    return out
+    """``checks`` without repeats, in their order (checks are not hashable)."""
+    return [c for i, c in enumerate(checks) if c not in checks[:i]]

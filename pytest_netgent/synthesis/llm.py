@@ -43,7 +43,7 @@ from .answers import (
     instruction_answer,
     likeliest_first,
     relevant,
-    search_field,
+    secret_into_search,
     state_answer,
     trigger_answer,
 )
@@ -488,14 +488,8 @@ class LLMSynthesiser:
             by = params.pop("by") if output.action in CSS_ONLY else "css selector"
             if by != "css selector":  # play_video's selector is CSS by definition
                 raise Refused(f"element {output.mmid} has no CSS selector")
-            typed = str(params.get("text", ""))
-            secret = next((n for n in ctx.secrets if "{" + n + "}" in typed), None)
-            if output.action == "type" and secret and search_field(el):
-                raise Refused(
-                    f"element {output.mmid} is a search box: {{{secret}}} is a secret, and "
-                    "what is typed there is sent in the page's address; choose the field "
-                    "the instruction names"
-                )
+            if output.action == "type" and (why := secret_into_search(ctx, params, el)):
+                raise Refused(why)
             if el.box is not None and output.action == "click":
                 params.setdefault("x", el.box.x)  # kept only as a last resort
                 params.setdefault("y", el.box.y)
