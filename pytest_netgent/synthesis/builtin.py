@@ -484,20 +484,29 @@ class BuiltinSynthesiser:
         """The triggers of ``spec`` that these rules read and that hold on ``page`` by
         what it shows (an address that holds only because it was taken from this very
         page confirms nothing); none if a trigger is read and does not hold."""
+        read = self._read(ctx, page, spec)
+        if any(level == "no" for _, level, _ in read):
+            return []
+        return [trigger for trigger, level, _ in read if level == "yes"]
+
+    def _read(self, ctx: Context, page: Observation, spec: StateSpec) -> list[tuple[str, str, str]]:
+        """Each trigger of ``spec`` as read on ``page``, with why: ``yes`` (it holds),
+        ``weak`` (only by this very page's address), ``unknown`` (it does not parse) or
+        ``no`` (it does not hold; the last one read)."""
         landmark = self._url_landmark(ctx, page)
-        held = []
+        read: list[tuple[str, str, str]] = []
         for trigger in spec.triggers:
             try:
                 checks = self._trigger(ctx, page, literal_form(trigger, ctx)[0])
-            except NotHolding:
-                return []
-            except Unresolved:
+            except NotHolding as exc:
+                return [*read, (trigger, "no", f"{trigger!r}: {exc.reason}")]
+            except Unresolved as exc:
+                read.append((trigger, "unknown", f"{trigger!r}: {exc.reason}"))
                 continue
-            if not all(holds_on(c, page, ctx) for c in checks):
-                return []
-            if landmark not in checks:
-                held.append(trigger)
-        return held
+            if failing := [c.describe() for c in checks if not holds_on(c, page, ctx)]:
+                return [*read, (trigger, "no", f"{trigger!r}: {', '.join(failing)} does not hold")]
+            read.append((trigger, "weak" if landmark in checks else "yes", trigger))
+        return read
 
     def _applies(self, ctx: Context, page: Observation, spec: StateSpec) -> tuple[str, str]:
         """``yes`` (triggers parse and hold), ``partial`` (some hold, the others do not
@@ -505,20 +514,11 @@ class BuiltinSynthesiser:
         ``unknown`` (none parses) or ``no``; and why, naming the trigger."""
         if not spec.triggers:
             return "unknown", "it has no triggers"
-        landmark = self._url_landmark(ctx, page)
         levels: dict[str, str] = {}
-        for trigger in spec.triggers:
-            try:
-                checks = self._trigger(ctx, page, literal_form(trigger, ctx)[0])
-            except NotHolding as exc:
-                return "no", f"{trigger!r}: {exc.reason}"
-            except Unresolved as exc:
-                levels.setdefault("unknown", f"{trigger!r}: {exc.reason}")
-                continue
-            failing = [c.describe() for c in checks if not holds_on(c, page, ctx)]
-            if failing:
-                return "no", f"{trigger!r}: {', '.join(failing)} does not hold"
-            levels.setdefault("weak" if landmark in checks else "yes", trigger)
+        for _, level, why in self._read(ctx, page, spec):
+            if level == "no":
+                return "no", why
+            levels.setdefault(level, why)
         if "unknown" in levels:
             level = "partial" if "yes" in levels else "unknown"
             return level, f"{levels['unknown']}"
