@@ -6,6 +6,7 @@ import collections
 import csv
 import json
 import os
+import signal
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -189,17 +190,17 @@ def kill_during_the_victim(request):
         def kill():
             time.sleep(1.5)  # the victim is waiting in its first state
             for pid in [chromedriver] if KILL == "driver" else children(chromedriver):
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, SIGNAL)
 
         threading.Thread(target=kill, daemon=True).start()
     yield
 """
 
 
-def kill_conftest(what: str) -> str:
-    """A conftest.py that SIGKILLs, 1.5 s into each item named like ``victim``, its
-    worker's ``browser`` (Chromium's processes) or its ``driver`` (ChromeDriver)."""
-    return f"KILL = {what!r}\n" + _KILL
+def kill_conftest(what: str, sig: signal.Signals = signal.SIGKILL) -> str:
+    """A conftest.py that sends ``sig``, 1.5 s into each item named like ``victim``, to
+    its worker's ``browser`` (Chromium's processes) or its ``driver`` (ChromeDriver)."""
+    return f"KILL = {what!r}\nSIGNAL = {int(sig)}\n" + _KILL
 
 
 @dataclass

@@ -888,6 +888,26 @@ def test_a_killed_driver_leaves_no_browser_behind(
     assert leftovers(tmp) == ([], [])
 
 
+def test_a_driver_stopped_by_ctrl_c_stops_the_run(
+    project: Project, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a Ctrl-C reaches the whole process group; should pytest itself miss it, the
+    # browser's driver ended by it still stops the run before another browser starts
+    tmp = short_tmp
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    waiting_workflow(project, "victim", 4)
+    waiting_workflow(project, "will-not-run", 1)  # collected after the victim
+    project.pytester.makeconftest(kill_conftest("driver", signal.SIGINT))
+    result = project.run_subprocess("-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*the browser crashed or stopped answering at step 1*",
+         "*KeyboardInterrupt: the browser's ChromeDriver was stopped by SIGINT (Ctrl-C)*"]
+    )  # fmt: skip
+    assert leftovers(tmp) == ([], [])
+
+
 def browsers_started(tmp: Path) -> set[bytes]:
     """The profiles in ``tmp`` a browser runs on (a profile folder is made before its
     browser starts)."""

@@ -51,6 +51,13 @@ def _terminated(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _ended_by_sigint(driver: WebDriver) -> bool:
+    """Whether the ChromeDriver of the quit ``driver`` had ended by SIGINT before it was
+    quit (a live one ends by the SIGTERM of the quit)."""
+    process = getattr(getattr(driver, "service", None), "process", None)
+    return process is not None and process.poll() == -signal.SIGINT
+
+
 def _remove_profile(home: str) -> None:
     """End what still runs on the throw-away browser folder ``home`` (a browser whose
     driver was killed) and remove it, profile and scratch files alike."""
@@ -106,6 +113,8 @@ class BrowserPool:
         """Removes the running local browser's throw-away profile (see :meth:`start`)."""
         self.live: LiveStream | None = None
         """Where this browser's frames and doings go for ``--netgent-live PORT``."""
+        self._interrupted = False
+        """Whether the last browser's driver was ended by SIGINT (see :meth:`start`)."""
 
     @property
     def driver(self) -> WebDriver:
@@ -118,7 +127,16 @@ class BrowserPool:
         return self._driver
 
     def start(self) -> WebDriver:
-        """Start the browser unless it runs; raises :class:`BrowserError` if it cannot."""
+        """Start the browser unless it runs; raises :class:`BrowserError` if it cannot.
+
+        Raises ``KeyboardInterrupt`` instead when the last browser's ChromeDriver was
+        ended by SIGINT: a Ctrl-C (or a CI job's stop) reached this process group, and a
+        run that somehow went on after it must not start another browser."""
+        if self._interrupted:
+            raise KeyboardInterrupt(
+                "the browser's ChromeDriver was stopped by SIGINT (Ctrl-C): no new browser "
+                "is started, the run stops"
+            )
         if self._driver is None:
             options = self.options
             if not (options.user_data_dir or options.remote or options.uc):
@@ -228,6 +246,7 @@ class BrowserPool:
             driver, self._driver = self._driver, None
             with contextlib.suppress(Exception):  # already dead: nothing to stop
                 driver.quit()
+            self._interrupted = _ended_by_sigint(driver)
             if self.after_close is not None:
                 self.after_close()
         if self._profile is not None:
