@@ -256,7 +256,10 @@ def _notebook(folder: Path, port: int) -> Launch:
     """Jupyter Notebook 7: a single-page app with a file browser and a code editor."""
     _require("notebook")
     (folder / "work").mkdir()
-    (folder / "work" / "analysis.ipynb").write_text(NOTEBOOK)
+    # a notebook for each workflow: one item's kernel session (left to the server when
+    # its page is left) is never the next item's
+    for name in ("analysis.ipynb", "scratch.ipynb"):
+        (folder / "work" / name).write_text(NOTEBOOK)
     home = folder / "home"
     home.mkdir()
     env = {"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / "config"),
