@@ -130,8 +130,8 @@ class BrowserPool:
         """Start the browser unless it runs; raises :class:`BrowserError` if it cannot.
 
         Raises ``KeyboardInterrupt`` instead when the last browser's ChromeDriver was
-        ended by SIGINT: a Ctrl-C (or a CI job's stop) reached this process group, and a
-        run that somehow went on after it must not start another browser."""
+        ended by SIGINT: a Ctrl-C reached this process group, and a run that somehow went
+        on after it must not start another browser."""
         if self._interrupted:
             raise KeyboardInterrupt(
                 "the browser's ChromeDriver was stopped by SIGINT (Ctrl-C): no new browser "
