@@ -4,7 +4,8 @@ Each test writes a small trace zip, serves it with :func:`serve` and looks at th
 headless Chromium: the events and the scrubber, the automaton's graph, screenshots and
 DOM snapshots (whose scripts never run), the checks of a failing tick, the network
 waterfall and the console, each following the selected event. A trace that cannot be
-shown (cut short, not a trace, from a newer release) is named with what to do.
+shown (cut short, not a trace, from a newer release, a member that expands beyond the
+bound) is named with what to do.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import struct
+import subprocess
+import sys
+import time
 import urllib.request
 import zipfile
 from collections.abc import Iterator
@@ -23,7 +28,7 @@ from urllib.error import HTTPError, URLError
 import pytest
 
 from pytest_netgent.errors import NetgentError
-from pytest_netgent.studio import viewer
+from pytest_netgent.studio import traces, viewer
 from pytest_netgent.studio.traces import TraceError, read_trace
 from pytest_netgent.studio.viewer import ViewerServer, main, serve
 
@@ -586,3 +591,100 @@ def test_a_bad_port_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "--port 70000 is not a port" in capsys.readouterr().err
     assert main([]) == 2  # no PATH: argparse's usage
     assert "PATH" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- members that expand
+
+
+def padded_trace(path: Path, member: str, size: int) -> Path:
+    """A trace whose ``member`` (trace.json: a valid document, padded) expands to ``size``
+    bytes of mostly spaces, written a block at a time: deflated, it is a thousand times
+    smaller, and no more than a block is ever held here."""
+    head = json.dumps(document(wiki_run())).encode() if member == "trace.json" else b""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        if member != "trace.json":
+            archive.writestr("trace.json", json.dumps(document(wiki_run())))
+        with archive.open(member, "w", force_zip64=True) as out:
+            out.write(head)
+            left = size - len(head)
+            while left > 0:
+                out.write(b" " * min(left, 1 << 20))
+                left -= 1 << 20
+    return path
+
+
+AS_LIMIT = 512 * 2**20
+"""The address space the show-trace process below may use: twice a member just over
+MEMBER_LIMIT does not fit, so reading one whole would end in MemoryError."""
+
+SHOW_TRACE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from pytest_netgent.compat.cli import main
+sys.exit(main(["show-trace", sys.argv[1]]))
+"""
+
+
+def test_a_trace_json_that_expands_beyond_the_bound_is_refused_unread(tmp_path: Path) -> None:
+    """A trace.json just over MEMBER_LIMIT (a quarter of a MiB on disk) is refused from its
+    header, in a process whose memory could not hold it: one line, exit 2, at once."""
+    size = 256 * 2**20 + 1  # traces.MEMBER_LIMIT, and a byte
+    trace = padded_trace(tmp_path / "bomb.zip", "trace.json", size)
+    assert trace.stat().st_size < size // 500
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", SHOW_TRACE.format(limit=AS_LIMIT), str(trace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert time.monotonic() - started < 30
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr[-2000:]
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("netgent show-trace: bomb.zip: its member trace.json expands")
+    assert f"{size:,} bytes" in done.stderr and "more than the 256 MiB" in done.stderr
+    assert "write it again with --netgent-trace=on" in done.stderr
+
+
+@pytest.fixture
+def small_bounds(monkeypatch: pytest.MonkeyPatch) -> int:
+    """MEMBER_LIMIT lowered to 64 kB (and ARCHIVE_LIMIT to 256 kB), to test the bounds
+    with small files."""
+    monkeypatch.setattr(traces, "MEMBER_LIMIT", 64 * 1024, raising=False)
+    monkeypatch.setattr(traces, "ARCHIVE_LIMIT", 256 * 1024, raising=False)
+    return 64 * 1024
+
+
+def test_any_member_over_the_bound_refuses_the_trace_naming_it(
+    small_bounds: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = padded_trace(tmp_path / "trace.zip", "frames/0001.jpg", small_bounds + 1)
+    with pytest.raises(TraceError, match=r"its member frames/0001\.jpg expands to 65,537 bytes"):
+        read_trace(trace)
+    assert main([str(trace)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "more than the 65,536 bytes a trace member may hold" in err
+    whole = padded_trace(tmp_path / "whole.zip", "frames/0001.jpg", small_bounds)
+    assert len(read_trace(whole).member("frames/0001.jpg")) == small_bounds  # at the bound
+
+
+def test_members_over_the_bound_in_all_refuse_the_trace(small_bounds: int, tmp_path: Path) -> None:
+    files = {f"snapshots/{n:040d}.html": b" " * (small_bounds - 1) for n in range(4)}
+    trace = write_trace(tmp_path / "trace.zip", document(wiki_run()), files=files)
+    in_all = r"its members expand to .* in all, more than the 262,144 bytes"
+    with pytest.raises(TraceError, match=in_all):
+        read_trace(trace)
+
+
+def test_a_header_that_understates_a_member_reads_no_more_than_it_says(tmp_path: Path) -> None:
+    """A central directory claiming trace.json expands to 10 bytes: the read stops there,
+    and the member is named damaged (its CRC does not match), nothing more is read."""
+    trace = write_trace(tmp_path / "trace.zip", document(wiki_run()), files={})
+    data = bytearray(trace.read_bytes())
+    entry = data.rindex(b"PK\x01\x02")  # the central directory's entry of trace.json
+    data[entry + 24 : entry + 28] = struct.pack("<I", 10)  # its uncompressed size
+    trace.write_bytes(bytes(data))
+    assert zipfile.ZipFile(trace).getinfo("trace.json").file_size == 10
+    with pytest.raises(TraceError, match="is damaged or truncated: write it again"):
+        read_trace(trace)

@@ -3,6 +3,11 @@
 :func:`read_trace` checks that the file is whole and is a pytest-netgent trace of a
 version this release understands, and gives its document and its members by name. Every
 problem is a :class:`TraceError` that names the file and says what to do.
+
+A ZIP says how large each member expands to, and a small file can say a great deal (zeros
+deflate a thousand to one): a trace whose members claim more than :data:`MEMBER_LIMIT`
+each or :data:`ARCHIVE_LIMIT` in all is refused before anything is read, and every read
+stops at :data:`MEMBER_LIMIT` whatever the header claimed. Nothing is extracted to disk.
 """
 
 from __future__ import annotations
@@ -22,6 +27,15 @@ VERSION = 1
 """The newest trace version this release reads."""
 DOCUMENT = "trace.json"
 """The member holding the trace's document."""
+
+MEMBER_LIMIT = 256 * 2**20
+"""The most bytes one member may expand to. A trace --netgent-trace writes stays far
+below: its screenshots are small JPEGs and a DOM snapshot is cut at 2 MB."""
+ARCHIVE_LIMIT = 2 * 2**30
+"""The most bytes a trace's members may expand to in all (they are read one at a time,
+on demand: this bounds what a trace may claim, not what is held at once)."""
+_BLOCK = 2**20
+"""Bytes read of a member at a time."""
 
 _REWRITE = "write it again with --netgent-trace=on"
 _DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError)
@@ -55,7 +69,7 @@ class TraceFile:
             raise TraceError(f"{self.shown} has no member {name!r}")
         try:
             with zipfile.ZipFile(self.path) as archive:
-                return archive.read(name)
+                return _read(archive, name, self.shown)
         except _DAMAGE as exc:
             raise TraceError(
                 f"{self.shown} is damaged or truncated ({name}: {exc}): {_REWRITE}"
@@ -96,7 +110,8 @@ def read_trace(path: Path) -> TraceFile:
                     f"{shown} holds no {DOCUMENT}: it is not a pytest-netgent trace "
                     f"(a trace is written by --netgent-trace=on)"
                 )
-            raw = archive.read(DOCUMENT)
+            _check_sizes(archive, shown)
+            raw = _read(archive, DOCUMENT, shown)
     except _DAMAGE as exc:
         raise TraceError(f"{shown} is damaged or truncated: {_REWRITE}") from exc
     except OSError as exc:
@@ -104,6 +119,56 @@ def read_trace(path: Path) -> TraceFile:
             f"{shown} cannot be read ({exc.strerror or exc}): check its permissions"
         ) from exc
     return TraceFile(path, _document(raw, shown), names)
+
+
+def _check_sizes(archive: zipfile.ZipFile, shown: str) -> None:
+    """Refuse a trace whose members claim to expand beyond the limits (see the module's
+    documentation), naming the first member over :data:`MEMBER_LIMIT`."""
+    total = 0
+    for info in archive.infolist():
+        if info.file_size > MEMBER_LIMIT:
+            raise _too_large(shown, info.filename, info.file_size)
+        total += info.file_size
+    if total > ARCHIVE_LIMIT:
+        raise TraceError(
+            f"{shown}: its members expand to {_size(total)} in all, more than the "
+            f"{_size(ARCHIVE_LIMIT)} a trace may hold (traces.ARCHIVE_LIMIT): it is no trace "
+            f"--netgent-trace wrote; {_REWRITE}"
+        )
+
+
+def _read(archive: zipfile.ZipFile, name: str, shown: str) -> bytes:
+    """The bytes of member ``name``: never more than :data:`MEMBER_LIMIT`, whatever its
+    header says it expands to."""
+    info = archive.getinfo(name)
+    if info.file_size > MEMBER_LIMIT:
+        raise _too_large(shown, name, info.file_size)
+    blocks, size = [], 0
+    with archive.open(info) as member:
+        while block := member.read(_BLOCK):
+            size += len(block)
+            if size > MEMBER_LIMIT:
+                raise _too_large(shown, name, None)
+            blocks.append(block)
+    return b"".join(blocks)
+
+
+def _too_large(shown: str, name: str, size: int | None) -> TraceError:
+    """The error of a member that expands beyond :data:`MEMBER_LIMIT` (``size``: what its
+    header claims; None: more than its header claimed)."""
+    claim = f"to {_size(size)}" if size is not None else "beyond what its header claims"
+    return TraceError(
+        f"{shown}: its member {name} expands {claim}, more than the {_size(MEMBER_LIMIT)} a "
+        f"trace member may hold (traces.MEMBER_LIMIT): it is no trace --netgent-trace "
+        f"wrote (a ZIP bomb?); {_REWRITE}"
+    )
+
+
+def _size(n: int) -> str:
+    """``256 MiB`` for a whole number of MiB, else the bytes (and MiB when that many)."""
+    if n and n % 2**20 == 0:
+        return f"{n // 2**20:,} MiB"
+    return f"{n:,} bytes ({n / 2**20:,.1f} MiB)" if n >= 2**20 else f"{n:,} bytes"
 
 
 def _document(raw: bytes, shown: str) -> dict[str, Any]:
