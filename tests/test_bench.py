@@ -20,6 +20,7 @@ LAST_LINE = {
     "builtin.py": r"builtin resolved: \d+/\d+",
     "capture.py": r"ratio capture/plain: \d+\.\d+",
     "corpus.py": r"corpus replay: \d+/\d+",
+    "interrupt.py": r"interrupt: (\d+)/\1 runs ended within \d+ s and left nothing",
     "live.py": r"ratio live/plain: \d+\.\d+",
     "llm_calls.py": r"ratio heal/record calls: \d+\.\d+",
     "network.py": r"ratio overhead shaped-none/plain: \d+\.\d+",

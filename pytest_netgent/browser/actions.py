@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..system import interrupts
 from .chain import Chain, chained
 from .guard import FramesOnDemand
 from .keyboard import key_chord
@@ -457,13 +458,13 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
         tracking = meter is not None and meter.active
         cancel = self.cancel or threading.Event()
         if not sampling and not tracking:
-            cancel.wait(duration)
+            interrupts.wait(cancel, duration)
             return
         # a sampled page keeps its samples flowing (and the stats log growing) meanwhile
         every = min(max(sampler.interval, 0.5), 2.0) if sampler is not None and sampling else 1.0
         end = time.monotonic() + duration
         while (left := end - time.monotonic()) > 0:
-            if cancel.wait(min(left, every)):
+            if interrupts.wait(cancel, min(left, every)):
                 return
             if sampling and sampler is not None:
                 sampler.poll()

@@ -12,13 +12,13 @@ import functools
 import os
 import shutil
 import signal
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import BrowserError, NetgentError
+from ..system import interrupts
 from ..system.leftovers import end_profile_processes, own_folder
 from ..system.redaction import SecretLogs
 from .guard import NavigationGuard
@@ -40,15 +40,8 @@ _PROFILE_SKIP = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lockfil
 def exit_on_sigterm() -> None:
     """Make SIGTERM (a CI job's timeout, ``kill``) stop this process as Ctrl-C does:
     pytest ends the session and its fixtures, so the browser is ended and its folder
-    removed; a handler someone else set is kept."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _terminated)
-
-
-def _terminated(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+    removed; a handler someone else set is kept (see :mod:`..system.interrupts`)."""
+    interrupts.install(sigterm=True)
 
 
 def _ended_by_sigint(driver: WebDriver) -> bool:
@@ -132,6 +125,7 @@ class BrowserPool:
         Raises ``KeyboardInterrupt`` instead when the last browser's ChromeDriver was
         ended by SIGINT: a Ctrl-C reached this process group, and a run that somehow went
         on after it must not start another browser."""
+        interrupts.check()  # a Ctrl-C this process took, even one lost on the way
         if self._interrupted:
             raise KeyboardInterrupt(
                 "the browser's ChromeDriver was stopped by SIGINT (Ctrl-C): no new browser "

@@ -47,8 +47,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from ..system import leftovers
+    from ..system import interrupts, leftovers
 
+    interrupts.install()  # a Ctrl-C this process takes is not lost on the way
     leftovers.set_project(config.rootpath)
     if getattr(config, "workerinput", None) is None:  # before any worker makes its own
         config.stash[swept_key] = leftovers.sweep()

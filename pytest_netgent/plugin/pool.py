@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..system import interrupts
 from .keys import pool_key, settings_key
 
 if TYPE_CHECKING:
@@ -53,7 +54,14 @@ def pytest_runtest_protocol(
     this process's last item (``nextitem`` is None), both outside the item's own time
     (a timeout plugin's timer starts and stops inside this hook): starting and stopping
     a browser is the session's cost, not the first or the last item's. A browser that
-    cannot start is reported by the item's setup."""
+    cannot start is reported by the item's setup.
+
+    No item starts once this process was asked to stop, and on Ctrl-C (or SIGTERM) the
+    browser is closed at once, before pytest reports the interrupt: that report takes
+    seconds on a busy machine, and an xdist worker that has not ended a few seconds after
+    its controller stopped is interrupted again (in the middle of its clean-up), then
+    ended outright."""
+    interrupts.check()  # an interrupt lost on its way (see ..system.interrupts)
     if "netgent_browser" in getattr(item, "fixturenames", ()):
         settings = item.config.stash.get(settings_key, None)
         if settings is not None and not settings.browser.remote:
@@ -61,16 +69,23 @@ def pytest_runtest_protocol(
                 browser_pool(item.config).start()
     try:
         return (yield)
+    except KeyboardInterrupt:
+        _close(item.config)
+        raise
     finally:
-        if nextitem is None and (pool := item.config.stash.get(pool_key, None)) is not None:
-            del item.config.stash[pool_key]
-            pool.close()
+        if nextitem is None:
+            _close(item.config)
+
+
+def _close(config: pytest.Config) -> None:
+    """Close this process's browser, if one runs (a later item makes a new pool)."""
+    if (pool := config.stash.get(pool_key, None)) is not None:
+        del config.stash[pool_key]
+        pool.close()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Close the browser of a session that stopped before its last item (``-x``,
     ``--maxfail``, Ctrl-C), before the captures are summed up."""
-    if (pool := session.config.stash.get(pool_key, None)) is not None:
-        del session.config.stash[pool_key]
-        pool.close()
+    _close(session.config)
