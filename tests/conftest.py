@@ -37,6 +37,20 @@ def changed_url() -> Iterator[str]:
 
 
 @pytest.fixture
+def cpu_burners() -> Iterator[None]:
+    """Two processes that keep the machine's two cores busy while the test runs (a CI
+    runner shared with other jobs): what a test of stopping or timing must hold under."""
+    code = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end: pass\n"
+    burners = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+@pytest.fixture
 def short_tmp() -> Iterator[Path]:
     """An empty temporary folder short enough for the browser to keep its files in."""
     folder = Path(tempfile.mkdtemp(prefix="ng-"))

@@ -166,7 +166,7 @@ SEARCH_STATES: dict[str, tuple[list[Any], list[Any]]] = {
 
 
 _KILL = """
-import os, signal, threading, time
+import os
 import pytest
 
 def children(pid):
@@ -182,24 +182,31 @@ def children(pid):
     return found
 
 @pytest.fixture(autouse=True)
-def kill_during_the_victim(request):
+def kill_during_the_victim(request, monkeypatch):
     if "victim" in request.node.name:
+        from pytest_netgent.browser import actions
+
         driver = request.getfixturevalue("netgent_browser_pool").start()
         chromedriver = driver.service.process.pid
+        wait = actions.Actions.wait
 
-        def kill():
-            time.sleep(1.5)  # the victim is waiting in its first state
+        def killing_wait(self, params):
+            # as the victim's first wait starts, whatever the machine's load made of the
+            # steps before it
+            monkeypatch.setattr(actions.Actions, "wait", wait)
             for pid in [chromedriver] if KILL == "driver" else children(chromedriver):
                 os.kill(pid, SIGNAL)
+            return wait(self, params)
 
-        threading.Thread(target=kill, daemon=True).start()
+        monkeypatch.setattr(actions.Actions, "wait", killing_wait)
     yield
 """
 
 
 def kill_conftest(what: str, sig: signal.Signals = signal.SIGKILL) -> str:
-    """A conftest.py that sends ``sig``, 1.5 s into each item named like ``victim``, to
-    its worker's ``browser`` (Chromium's processes) or its ``driver`` (ChromeDriver)."""
+    """A conftest.py that sends ``sig``, as the first wait of each item named like
+    ``victim`` starts, to its worker's ``browser`` (Chromium's processes) or its
+    ``driver`` (ChromeDriver)."""
     return f"KILL = {what!r}\nSIGNAL = {int(sig)}\n" + _KILL
 
 

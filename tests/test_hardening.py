@@ -874,6 +874,7 @@ def waiting_workflow(project: Project, name: str, seconds: int) -> None:
     )  # fmt: skip
 
 
+@pytest.mark.usefixtures("cpu_burners")  # a stop must hold on a busy machine
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["killed", "ctrl-c"])
 def test_a_driver_that_dies_leaves_no_browser_behind(
     project: Project, short_tmp: Path, monkeypatch: pytest.MonkeyPatch, stop: signal.Signals
@@ -914,6 +915,7 @@ def browsers_started(tmp: Path) -> set[bytes]:
     [(signal.SIGINT, 2), (signal.SIGTERM, 2), (signal.SIGTERM, 0)],
     ids=["ctrl-c", "sigterm", "sigterm-one-process"],
 )
+@pytest.mark.usefixtures("cpu_burners")  # a stop must hold on a busy machine
 def test_a_stopped_run_leaves_no_browser_or_profile(
     project: Project, short_tmp: Path, stop: signal.Signals, workers: int
 ) -> None:
