@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from ..browser.video import QoeSample
 from ..browser.webrtc import WebrtcSample
 from ..errors import NavigationError, NetgentError, RunStopped
-from ..system import progress
+from ..system import interrupts, progress
 from ..system.redaction import Secret
 from ..workflow.spec import PLACEHOLDER
 
@@ -167,17 +167,19 @@ class RunSettings:
     """Set from another thread to stop the run at its next step or during a wait (a
     scenario stops its other members so when one fails)."""
     watch_requests: bool = True
+    """Watch the page's requests so a slow server is not reported as UI drift (off in
+    UC mode, whose pages must not see any change to ``fetch``)."""
     network: str = ""
     """The link condition on the run's traffic (``rate=8kbit,delay=2s``), if any: a page
     that did not finish loading under it is the link's doing, not UI drift."""
 
     def check_cancel(self, workflow: str, steps: int) -> None:
-        """Raise :class:`~.errors.RunStopped` once :attr:`cancel` is set."""
+        """Raise :class:`~.errors.RunStopped` once :attr:`cancel` is set, and
+        ``KeyboardInterrupt`` once this process was asked to stop (even if that
+        interrupt was lost on its way: see :mod:`..system.interrupts`)."""
+        interrupts.check()
         if self.cancel is not None and self.cancel.is_set():
             raise RunStopped(f"workflow {workflow!r} was stopped after {steps} steps")
-
-    """Watch the page's requests so a slow server is not reported as UI drift (off in
-    UC mode, whose pages must not see any change to ``fetch``)."""
 
 
 NETGENT_PLACEHOLDER = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%")
