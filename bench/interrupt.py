@@ -7,10 +7,12 @@ that keep the machine's cores busy (a CI runner shared with other jobs); ``--at`
 after the start the whole process group gets SIGINT, as a terminal's Ctrl-C sends it (at
 2 s the workers are starting their browsers, at 6 s the first items run, at 12 s items
 end and others start). Each run must end within ``--bound`` seconds with pytest's
-interrupted status (2) and leave nothing: no process of its own (found by the TMPDIR each
+interrupted status (2; or -2, ended by the signal, while pytest still loads its plugins)
+and leave nothing: no process of its own (found by the TMPDIR each
 run is given, which every browser, driver and helper inherits), no file in that TMPDIR
 (profiles, sockets, scratch folders) and no network namespace it made. ``--quick`` (CI):
-one run, SIGINT at 6 s.
+one run, SIGINT at 6 s; ``--capture``: every item captured (tcpdump in a network namespace
+of each worker's own, HAR).
 
 Last line: ``interrupt: N/M runs ended within B s and left nothing; slowest S s``.
 """
@@ -73,13 +75,14 @@ def left_files(tmp: Path) -> list[str]:
     return sorted(p.name for p in tmp.iterdir() if not p.name.startswith("pytest-of-"))
 
 
-def one_run(at: float, bound: float) -> tuple[bool, float, str]:
+def one_run(at: float, bound: float, extra: list[str]) -> tuple[bool, float, str]:
     """Start the run, SIGINT its group ``at`` seconds in: ``(clean, seconds to end, what
     was wrong)``."""
     tmp = Path(tempfile.mkdtemp(prefix="ngi", dir="/tmp"))
     before = namespaces()
     command = [sys.executable, "-m", "pytest", *QUIET, "example_suites/wiki", "-n", "2"]
-    command += ["--count", "3"]
+    artifacts = Path(tempfile.mkdtemp(prefix="ngi-artifacts-"))  # what a capture writes
+    command += ["--count", "3", f"--netgent-artifacts={artifacts}", *extra]
     run = subprocess.Popen(
         command,
         cwd=ROOT,
@@ -104,7 +107,9 @@ def one_run(at: float, bound: float) -> tuple[bool, float, str]:
                                    capture_output=True, text=True, check=False).stdout  # fmt: skip
             wrong.append(f"still running {bound:.0f} s after SIGINT:\n{still}")
             out = b""
-        if run.returncode not in (None, int(pytest_interrupted())):
+        # -2: ended by the SIGINT itself, as any Python program is while pytest still
+        # loads its plugins (before the session, and this plugin, start)
+        if run.returncode not in (None, int(pytest_interrupted()), -signal.SIGINT):
             tail = out.decode(errors="replace").strip().splitlines()[-3:]
             wrong.append(f"exit {run.returncode}, not 2 (interrupted): {' | '.join(tail)}")
     finally:
@@ -124,6 +129,7 @@ def one_run(at: float, bound: float) -> tuple[bool, float, str]:
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(pid.split()[0]), signal.SIGKILL)
     shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(artifacts, ignore_errors=True)
     return not wrong, took, "; ".join(wrong)
 
 
@@ -140,16 +146,20 @@ def main() -> int:
     parser.add_argument("--at", default="2,6,12", help="seconds from start to SIGINT")
     parser.add_argument("--burners", type=int, default=2, help="busy processes beside the run")
     parser.add_argument("--bound", type=float, default=20.0, help="seconds a run may take to end")
+    parser.add_argument(
+        "--capture", action="store_true", help="capture every item (tcpdump, a namespace)"
+    )
     parser.add_argument("--quick", action="store_true", help="one run, SIGINT at 6 s (CI)")
     args = parser.parse_args()
     delays = [6.0] if args.quick else [float(s) for s in args.at.split(",")]
     rounds = 1 if args.quick else args.rounds
     runs = [at for _ in range(rounds) for at in delays]
+    extra = ["--netgent-capture=pcap,har"] if args.capture else []
     load = burners(args.burners, seconds=len(runs) * (max(delays) + args.bound + 30))
     clean, slowest = 0, 0.0
     try:
         for n, at in enumerate(runs, 1):
-            ok, took, wrong = one_run(at, args.bound)
+            ok, took, wrong = one_run(at, args.bound, extra)
             clean += ok
             slowest = max(slowest, took)
             verdict = "clean" if ok else f"WRONG: {wrong}"
