@@ -14,9 +14,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
@@ -541,3 +543,88 @@ def test_a_screencast_takes_no_picture_while_none_is_wanted() -> None:
                 time.sleep(0.05)
         finally:
             screencast.close()
+
+
+FOREIGN = """<!DOCTYPE html>
+<title>another site</title>
+<img id="frame" src="{live}frames/gw0.jpg">
+<img id="state" src="{live}live.json">
+"""
+"""A page of another site that embeds the live page's frame and state as pictures."""
+
+IMAGES = "[...document.images].map(i => [i.id, i.complete, i.naturalWidth])"
+"""Each picture of a page: its id, whether it is done loading, and its width (0: none)."""
+
+
+@contextmanager
+def foreign_site(live_url: str) -> Iterator[int]:
+    """A site on another port of 127.0.0.1 serving :data:`FOREIGN`: its port."""
+    body = FOREIGN.format(live=live_url).encode()
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+def test_a_foreign_page_embedding_the_frame_makes_the_run_take_no_picture(
+    tmp_path: Path, driver: Any
+) -> None:
+    """Another site's page (on another port of this machine, or by the other name)
+    embeds the live frame and state as images: the server refuses both, so the stream
+    is never told a page is open or its frame was seen (it takes no picture), and the
+    images do not load; the live page itself still shows the frame."""
+    import io
+
+    from PIL import Image
+
+    from pytest_netgent.browser.screencast import SEEN, WATCHED, LiveStream
+    from pytest_netgent.studio.live import LiveServer
+
+    picture = io.BytesIO()
+    Image.new("RGB", (64, 48), (0, 128, 0)).save(picture, "JPEG")
+    live = tmp_path / "live"
+    server = LiveServer(tmp_path, 0)
+    try:
+        stream = LiveStream(live, "gw0")
+        stream.begin("search", hidden=False)
+        stream._frame(picture.getvalue())  # the run's last picture, before any page
+        with foreign_site(f"http://127.0.0.1:{server.port}/") as port:
+            for host in ("127.0.0.1", "localhost"):  # same-site, cross-site
+                driver.get(f"http://{host}:{port}/")
+                until(driver, f"return ({IMAGES}).every(([id, complete]) => complete)")
+                shown = driver.execute_script(f"return {IMAGES}")
+                assert shown == [["frame", True, 0], ["state", True, 0]], host
+        assert not (live / WATCHED).exists() and not (live / f"gw0{SEEN}").exists()
+        assert not stream.wanted()  # no picture taken for that page
+        for headers in ({"Sec-Fetch-Site": "same-site"}, {"Origin": f"http://127.0.0.1:{port}"}):
+            for path in ("frames/gw0.jpg", "live.json"):
+                with pytest.raises(HTTPError) as refused:
+                    urlopen(Request(server.url + path, headers=headers), timeout=5)
+                refused.value.close()
+                assert refused.value.code == 403, (path, headers)
+        own = {"Sec-Fetch-Site": "same-origin", "Origin": server.url.rstrip("/")}
+        with urlopen(Request(server.url + "frames/gw0.jpg", headers=own), timeout=5) as frame:
+            assert frame.headers["Cross-Origin-Resource-Policy"] == "same-origin"
+        driver.get(server.url)  # the live page itself
+        until(driver, "const i = document.querySelector('.card img'); return i && i.naturalWidth")
+        assert (live / WATCHED).exists() and (live / f"gw0{SEEN}").exists()
+        assert stream.wanted()  # its page is open and has seen the last picture
+    finally:
+        server.close()

@@ -22,7 +22,14 @@ import pytest
 
 from pytest_netgent.compat.cli import main as netgent
 from pytest_netgent.studio.picking import serve
-from pytest_netgent.synthesis.picks import PickError, Step, guess, picks_path, read_step
+from pytest_netgent.synthesis.picks import (
+    LEGACY,
+    PickError,
+    Step,
+    guess,
+    picks_path,
+    read_step,
+)
 
 from .helpers import Project, css, headless_chromium, url_is
 
@@ -79,7 +86,10 @@ def test_a_declined_instruction_leaves_its_step(project: Project) -> None:
     tags = sorted(e.tag for e in named.values())
     assert "a" in tags and "button" in tags  # the link and the button, both scored
     assert all(e.box is not None for e in named.values())
-    assert step.command[0] == "--netgent-record=missing" and "login" in step.command[1]
+    # what to record again, not how: the studio makes the command itself
+    assert (step.workflow_file, step.item) == ("login.netgent.yaml", "login")
+    assert step.base_url == project.base_url
+    assert not LEGACY & json.loads(step_file.read_text()).keys()
     assert step.viewport[0] > 0
 
 
@@ -252,9 +262,14 @@ def test_the_step_file_shows_no_secret_the_page_showed(tmp_path: Path) -> None:
     page = Observation(url="http://127.0.0.1/?u=s3cret-user", title="t", elements=[shown])
     error = Unresolved("'s3cret-user' is ambiguous", [(90.0, 1)])
     step = Declined("S", 1, "Click the account", error, page).step(
-        "w", tmp_path / "w.picks.json", (800, 600), picture=False, command=[],
-        rootdir=tmp_path, redact=Redactor({"user": "s3cret-user"}),
-    )  # fmt: skip
+        "w",
+        (800, 600),
+        picture=False,
+        workflow_file="w.netgent.yaml",
+        item="w",
+        base_url="",
+        redact=Redactor({"user": "s3cret-user"}),
+    )
     text = step.model_dump_json()
     assert "s3cret" not in text and "{user}" in text
     assert step.candidates[0].mmid == 1 and step.elements[0].text == "Signed in as {user}"

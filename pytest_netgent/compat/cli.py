@@ -14,7 +14,9 @@
     netgent show-trace TRACE.zip [--port N]     an item's trace (--netgent-trace) in the
                                                 browser
     netgent studio PICK.json [--port N]         pick by hand the element of an
-                                                instruction --netgent-record declined
+              [--base-url URL]                  instruction --netgent-record declined
+                                                (against the pick's base URL when it is
+                                                this machine's, else --base-url's)
     netgent plot FOLDER... [--format svg,png]   throughput and video quality plots of
                                                 captured items (--netgent-capture)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ..errors import ReplayError, display_path
 from ..synthesis import Synthesiser
 from ..synthesis.picks import (
+    LEGACY,
     PICTURE,
     STEP_FILE,
     PickedSynthesiser,
@@ -23,6 +24,7 @@ from ..synthesis.picks import (
     write_picks,
 )
 from ..system import atomic
+from ..workflow import store
 from .recorder import Recorder, SynthesisFailed
 
 if TYPE_CHECKING:
@@ -53,9 +55,10 @@ def after_record(
     """After a recording run: the picks it used leave the picks file once the cache
     holds them; an instruction it declined leaves its step file and picture in
     ``artifacts`` (none for a run that types secrets: its page is never pictured), with
-    the command that records the item again (``heal``, run in the project's root, with
-    the base URL given as an option: a ``base_url`` fixture starts its own server), and
-    its failure names the command that opens the step in the studio."""
+    what the studio needs to record the item again: its workflow file (relative to the
+    project's root), the item (the name in ``heal``'s node id) and the base URL given
+    as an option (a ``base_url`` fixture starts its own server); the studio makes the
+    command itself. Its failure names the command that opens the step in the studio."""
     _picks_kept(recorder, cache_file)
     if artifacts is None:
         return
@@ -69,24 +72,51 @@ def after_record(
     if png:
         with atomic.replacing(artifacts / PICTURE, "wb") as out:
             out.write(png)
-    command = shlex.split(heal)[1:]  # "pytest" is run as this Python's module
-    if settings.base_url:
-        command.append(f"--netgent-base-url={settings.base_url}")
+    workflow = recorder.workflow.name
     step = recorder.declined.step(
-        recorder.workflow.name,
-        picks_path(cache_file),
+        workflow,
         viewport,
         picture=bool(png),
-        command=command,
-        rootdir=settings.rootdir,
+        workflow_file=_workflow_file(cache_file, workflow, settings.rootdir),
+        item=_item(heal, workflow),
+        base_url=settings.base_url,
         redact=recorder.ctx.redact,
     )
-    atomic.write_text(path, step.model_dump_json(indent=1) + "\n")
+    atomic.write_text(path, step.model_dump_json(indent=1, exclude=set(LEGACY)) + "\n")
     studio = f"netgent studio {shlex.quote(display_path(path))}"
     if isinstance(error, ReplayError):
         error.pick = studio
     else:
         result.error = SynthesisFailed(f"{error}; pick the element by hand: {studio}")
+
+
+def _workflow_file(cache_file: Path, workflow: str, rootdir: Path) -> str:
+    """The file of ``workflow``, whose cache is ``cache_file``: relative to ``rootdir``
+    (POSIX style), or absolute when it lies elsewhere (the studio refuses that)."""
+    folder = cache_file.parent.parent.parent  # FOLDER/__netgent__/STEM/NAME.json
+    found = sorted(
+        path
+        for path in folder.glob("*.netgent.y*ml")
+        if store.cache_path(path, workflow) == cache_file
+    )
+    if not found:
+        return ""
+    real = found[0].resolve()
+    with contextlib.suppress(ValueError):
+        return real.relative_to(rootdir.resolve()).as_posix()
+    return str(real)
+
+
+def _item(heal: str, workflow: str) -> str:
+    """The name of the item ``heal`` records (``login[alice]`` of ``pytest
+    --netgent-record=missing 'login.netgent.yaml::login[alice]'``), when it is one of
+    ``workflow``'s; "" for the workflow's name."""
+    with contextlib.suppress(ValueError):
+        for arg in shlex.split(heal):
+            name = arg.partition("::")[2]
+            if name == workflow or (name.startswith(f"{workflow}[") and name.endswith("]")):
+                return name
+    return ""
 
 
 def forget_step(artifacts: Path) -> None:

@@ -20,6 +20,12 @@ the page asks what to show, the server touches ``live/.watched``, and each time 
 hands a frame out, ``live/STREAM.seen``: a stream takes pictures only while a page is
 open, and its next one once its last was seen (a picture costs the browser 15-25 ms of
 CPU; without a page, ``--netgent-live`` takes none).
+
+Only the live page itself makes the run take pictures: ``/live.json`` and the frames
+are refused (403) to a request another page made (:meth:`Handler.foreign`: an
+``<img>`` of a foreign page pointing here, even one on another port of this machine),
+and carry ``Cross-Origin-Resource-Policy: same-origin``, so that the browser shows them
+to no other page; the page itself may not be framed.
 """
 
 from __future__ import annotations
@@ -37,16 +43,18 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..browser.screencast import SEEN, WATCHED
-from .serving import Handler, QuietServer, Serving
+from .serving import HOSTS, Handler, QuietServer, Serving
 
 PAGE = "live.html"
 """The live page, a data file of this package."""
 
 PAGE_POLICY = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-    "img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'"
+    "img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
 )
-"""The page's own policy: it reaches nothing beyond this server."""
+"""The page's own policy: it reaches nothing beyond this server, and no other page
+frames it (a framed live page would take pictures for whoever framed it)."""
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,120}")
 """A stream's name (a worker's id, a dot, a member's name)."""
@@ -107,17 +115,27 @@ class _Handler(Handler):
     server_version = "netgent-live"
 
     def do_GET(self) -> None:
-        """The page, its state, a frame, or a 404."""
+        """The page, its state, a frame, or a 404; a 403 for another host name, and for
+        the state or a frame asked by another page than the live page."""
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-        if host not in ("127.0.0.1", "localhost"):
+        if host not in HOSTS:
             self.send_error(HTTPStatus.FORBIDDEN, "served to 127.0.0.1 and localhost only")
             return
         path = unquote(urlsplit(self.path).path)
-        headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+        headers = {
+            "Cache-Control": "no-store",
+            "X-Content-Type-Options": "nosniff",
+            "Cross-Origin-Resource-Policy": "same-origin",
+        }
         if path in ("/", "/index.html"):
             headers["Content-Security-Policy"] = PAGE_POLICY
+            headers["X-Frame-Options"] = "DENY"
             self.send_body(page(), "text/html; charset=utf-8", headers)
-        elif path == "/live.json":
+            return
+        if why := self.foreign():  # it would make the run take pictures for that page
+            self.send_error(HTTPStatus.FORBIDDEN, f"the live page's own: {why}")
+            return
+        if path == "/live.json":
             body = json.dumps(snapshot(self.server.folder)).encode("utf-8")
             _touch(self.server.folder / "live" / WATCHED)  # the page is open: pictures
             self.send_body(body, "application/json", headers)

@@ -7,7 +7,14 @@ import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
+from urllib.parse import urlsplit
+
+HOSTS = ("127.0.0.1", "localhost")
+"""The names a studio server answers to (any other is a DNS rebinding attempt)."""
+
+OWN_FETCH_SITES = ("same-origin", "none")
+"""``Sec-Fetch-Site`` of a request a server's own page made, or the user typed."""
 
 
 class QuietServer(ThreadingHTTPServer):
@@ -75,6 +82,29 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(body)
+
+    def foreign(self) -> str:
+        """Why this request comes from a page other than the one this server serves, as
+        a short reason; "" when it does not. Its ``Origin``, when sent, must be this
+        server's own (``http://127.0.0.1:PORT`` or ``http://localhost:PORT``); and its
+        ``Sec-Fetch-Site`` must not say another site made it: an ``<img>`` on a foreign
+        page sends no ``Origin``, but ``cross-site``, or ``same-site`` for a page on
+        another port of this machine. A request with neither header (a script, curl)
+        is no browser's, led by no foreign page."""
+        origin = self.headers.get("Origin")
+        if origin is not None:
+            port = cast("tuple[str, int]", self.server.server_address)[1]
+            try:
+                url = urlsplit(origin)
+                own = url.scheme == "http" and url.hostname in HOSTS and url.port == port
+            except ValueError:  # a port that is not one
+                own = False
+            if not own:
+                return f"not for pages of {origin[:100]}"
+        site = self.headers.get("Sec-Fetch-Site")
+        if site is not None and site not in OWN_FETCH_SITES:
+            return f"not for pages of another site (Sec-Fetch-Site: {site[:40]})"
+        return ""
 
     def log_message(self, format: str, *args: Any) -> None:
         """Requests are not logged: the terminal shows only what the command prints."""

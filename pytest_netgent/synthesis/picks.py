@@ -50,6 +50,11 @@ PICK_ACTIONS: tuple[str, ...] = get_args(PickAction)
 """What a picked element may be used for; ``type``, ``select`` and ``press_key`` take
 a text (the text typed, the option, the key)."""
 
+LEGACY = frozenset({"picks", "command", "rootdir"})
+"""Fields of step files older releases wrote, no longer written: such a file still loads,
+its ``command`` is never run, and ``picks`` and ``rootdir`` are only checked to be that
+workflow's picks file and the suite folder the file lies in (``netgent studio``)."""
+
 T = TypeVar("T", bound=BaseModel)
 
 TEXT_ACTIONS = {"type": "text", "select": "text", "press_key": "key"}
@@ -96,11 +101,24 @@ class Step(BaseModel):
     candidates: list[Candidate] = Field(default_factory=list)
     picture: bool = False
     """Whether ``pick.png`` was taken (never for a run that types secrets)."""
-    picks: str
-    """The workflow's picks file, where a pick is written."""
+    workflow_file: str = ""
+    """The workflow's file, relative to the suite folder (pytest's rootdir). The studio
+    records ``WORKFLOW_FILE::ITEM`` in the suite the step file lies in, and writes the
+    pick into that workflow's picks file: a step file never says what runs, or where."""
+    item: str = ""
+    """The item that records the instruction again, as pytest names it in its file
+    (``login``, ``login[alice]``); "" for the workflow's name."""
+    base_url: str = ""
+    """The run's ``--netgent-base-url`` ("" when the suite gives its base URL itself).
+    The studio records against it only when it is on this machine (127.0.0.0/8,
+    ``localhost``, ``[::1]``): another site, which the recording browser and the secrets
+    it types would go to, only when the user names it (``netgent studio --base-url``)."""
+    picks: str = ""
+    """Written by older releases (the picks file's path, see :data:`LEGACY`)."""
     command: list[str] = Field(default_factory=list)
-    """The pytest arguments that record the item again (run in ``rootdir``)."""
+    """Written by older releases, never read (see :data:`LEGACY`)."""
     rootdir: str = ""
+    """Written by older releases (see :data:`LEGACY`)."""
 
 
 @dataclass
@@ -119,15 +137,16 @@ class Declined:
     def step(
         self,
         workflow: str,
-        picks: Path,
         viewport: tuple[int, int],
         *,
         picture: bool,
-        command: list[str],
-        rootdir: Path,
+        workflow_file: str,
+        item: str,
+        base_url: str,
         redact: Callable[[str], str],
     ) -> Step:
-        """The step file's content; every text passes through ``redact`` (secrets)."""
+        """The step file's content (see :class:`Step` for ``workflow_file``, ``item`` and
+        ``base_url``); every text passes through ``redact`` (secrets)."""
         page = self.page
         action, text = guess(self.instruction) if self.state else ("click", "")
         step = Step(
@@ -145,9 +164,9 @@ class Declined:
             elements=page.elements if page else [],
             candidates=[Candidate(score=s, mmid=m) for s, m in self.error.candidates],
             picture=picture,
-            picks=str(picks),
-            command=command,
-            rootdir=str(rootdir),
+            workflow_file=workflow_file,
+            item=item,
+            base_url=base_url,
         )
         return Step.model_validate_json(redact(step.model_dump_json()))
 
