@@ -37,13 +37,6 @@ if TYPE_CHECKING:
 _PROFILE_SKIP = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile", "*.lock")
 
 
-def exit_on_sigterm() -> None:
-    """Make SIGTERM (a CI job's timeout, ``kill``) stop this process as Ctrl-C does:
-    pytest ends the session and its fixtures, so the browser is ended and its folder
-    removed; a handler someone else set is kept (see :mod:`..system.interrupts`)."""
-    interrupts.install(sigterm=True)
-
-
 def _ended_by_sigint(driver: WebDriver) -> bool:
     """Whether the ChromeDriver of the quit ``driver`` had ended by SIGINT before it was
     quit (a live one ends by the SIGTERM of the quit)."""
@@ -141,7 +134,6 @@ class BrowserPool:
                 blank_profile(home / "profile")
                 self._profile = functools.partial(_remove_profile, str(home))
                 atexit.register(self._profile)
-                exit_on_sigterm()
                 options = dataclasses.replace(
                     options, user_data_dir=str(home / "profile"), temp_dir=str(home / "tmp")
                 )

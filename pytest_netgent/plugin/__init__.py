@@ -49,7 +49,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     from ..system import interrupts, leftovers
 
-    interrupts.install()  # a Ctrl-C this process takes is not lost on the way
+    # Ctrl-C and SIGTERM (a CI job's cancel, ``kill``) stop this process as pytest's own
+    # Ctrl-C does, its session and fixtures ended, and are not lost on the way
+    interrupts.install(sigterm=True)
     leftovers.set_project(config.rootpath)
     if getattr(config, "workerinput", None) is None:  # before any worker makes its own
         config.stash[swept_key] = leftovers.sweep()

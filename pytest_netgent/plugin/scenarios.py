@@ -189,9 +189,6 @@ class ScenarioItem(ReportsErrors, pytest.Function):
     def run_scenario(self, settings: Settings, base_url: str) -> None:
         """Run every member; raise :class:`ScenarioFailed` if any failed."""
         __tracebackhide__ = True
-        from ..browser.pool import exit_on_sigterm
-
-        exit_on_sigterm()  # here, in the main thread: members start their browsers in others
         values = self.values(base_url)
         with _Run(self, settings, values, base_url) as run:
             outcomes = run.members()
