@@ -70,7 +70,8 @@ def pytest_runtest_protocol(
     try:
         return (yield)
     except KeyboardInterrupt:
-        _close(item.config)
+        with contextlib.suppress(Exception):  # the interrupt is what the run reports
+            _close(item.config)
         raise
     finally:
         if nextitem is None:
