@@ -3,7 +3,7 @@
 Python turns a SIGINT into a ``KeyboardInterrupt`` raised wherever the main thread
 happens to be when its handler runs, and that exception can be lost: raised inside an
 object's finaliser (``__del__``, which Python reports as "Exception ignored" and goes
-on), inside a library's ``except BaseException`` that retries, or late, when the kernel
+on), inside a library that catches every exception and retries, or late, when the kernel
 handed the signal to another thread while the main thread sat in a long wait (the handler
 then runs only once that wait ends). A pytest process that lost it goes on to its next
 item with a new browser, and a parallel run outlives its Ctrl-C.
