@@ -223,9 +223,9 @@ def test_a_page_too_slow_for_its_condition_is_not_ui_drift(project: Project, big
     result.stdout.fnmatch_lines(
         [
             "network condition in workflow 'big[[]rate=8kbit,delay=2s[]]' (big.netgent.yaml:1)",
-            "  reason: the page did not finish loading under the network condition "
-            "rate=8kbit,delay=2000ms: * (the shaped link is too slow for the state timeout, "
-            "not a UI change: *",
+            "  reason: the page did not load within the timeout under the network condition "
+            "rate=8kbit,delay=2000ms: * (a shaped link too slow for this page, not a UI "
+            "change: *",
         ]
     )
     assert "heal with" not in result.stdout.str()

@@ -174,7 +174,7 @@ def test_repeat_mark_of_a_workflow(project: Project) -> None:
     result = project.run("wrong.netgent.yaml")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
-        ["wrong.netgent.yaml:2: mark 'repeat' takes a whole number of runs*"]
+        ["wrong.netgent.yaml:2: marks: mark 'repeat' takes a whole number of runs*"]
     )
 
 

@@ -94,7 +94,7 @@ BAD_FILES = {
     ),
     "bad_mark": (
         "name: x\nmarks: [{skip: a, xfail: b}]\n" + GOOD_STATE,
-        "bad.netgent.yaml:2: a mark is a name or a one-key map like {skip: 'reason'}",
+        "bad.netgent.yaml:2: marks: a mark is a name or a one-key map like {skip: 'reason'}",
     ),
     "negative_repeat": (
         "name: x\nstates:\n  - name: Home\n    repeat: -1\n    end: Done\n",

@@ -25,7 +25,7 @@ from .keyboard import key_chord
 from .labels import LabelActions
 from .tabs import TabActions, TabMemory
 from .video import VideoSampler
-from .waits import ActionFailed, Waits, seconds
+from .waits import ActionFailed, InvalidStep, Waits, seconds
 from .webrtc import FrameScripts, WebrtcActions, WebrtcMeter
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webelement import WebElement
 
 
-__all__ = ["MOVES", "ActionFailed", "Actions", "RunTools"]
+__all__ = ["MOVES", "ActionFailed", "Actions", "InvalidStep", "RunTools"]
 
 MOVES = frozenset(
     {"navigate", "go_to_url", "go_back", "switch_tab", "open_stored_url", "click"}
@@ -133,8 +133,14 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
             handler = self._registry[kind]
         except KeyError:
             raise ActionFailed(f"unknown action type {kind!r}") from None
+        from selenium.common.exceptions import InvalidSelectorException
+
         try:
             handler(params)
+        except InvalidSelectorException as exc:
+            raise InvalidStep(
+                f"{kind}: the browser cannot parse its selector: {_why(exc)}"
+            ) from None
         finally:
             self._chain.leave()  # checks run in the page's top document
 
@@ -337,7 +343,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
         try:
             modifiers, key = key_chord(str(params["key"]))
         except ValueError as exc:
-            raise ActionFailed(str(exc)) from None
+            raise InvalidStep(str(exc)) from None
         if "selector" in params:
             element = self._element(params, "press_key")
             try:
@@ -578,3 +584,10 @@ def _select_value(menu: Any, value: str) -> None:
                 option.click()
             return
     raise NoSuchElementException(f"no option with value {value!r}")
+
+
+def _why(exc: Exception) -> str:
+    """A WebDriver error's message on one line, without the session's details."""
+    text = str(getattr(exc, "msg", None) or exc)
+    lines = [line.strip() for line in text.splitlines()]
+    return " ".join(line for line in lines if line and not line.startswith("(Session info"))

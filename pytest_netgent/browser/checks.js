@@ -185,12 +185,15 @@ function evaluate(first) {
     const nav = performance.getEntriesByType && performance.getEntriesByType("navigation")[0];
     status = (nav && nav.responseStatus) || 0;
   }
-  // the page's requests still unanswered, oldest first (null: not watched in this page)
-  const waiting = window.__netgentPending;
+  // the page's requests still unanswered, and those whose answer is still arriving, oldest
+  // first (null: not watched in this page)
   const now = performance.now();
-  const pending = waiting ? Array.from(waiting.values())
+  const oldest = (requests) => requests ? Array.from(requests.values())
     .map(([method, url, since]) => [method, url, Math.round(now - since)])
     .sort((a, b) => b[2] - a[2]).slice(0, 3) : null;
+  const pending = oldest(window.__netgentPending);
+  const arriving = oldest(window.__netgentArriving);
+  const leaving = window.__netgentLeaving ? Math.round(now - window.__netgentLeaving) : 0;
   // once per call: the custom elements that may hide a declared closed root (counted only
   // when a check failed that such a root could hold)
   const hosts = first && unseen && !matched.length ? ngUnseenHosts() : 0;
@@ -198,7 +201,7 @@ function evaluate(first) {
   const handed = adopted && adopted[0] === doc && (adopted[1] === hosts || adopted[2]);
   return {doc, href, title: document.title, results, matched, maybe,
           ready: document.readyState, net_error: netError, status,
-          hidden: document.visibilityState === "hidden", pending,
+          hidden: document.visibilityState === "hidden", pending, arriving, leaving,
           unseen: hosts && !handed ? hosts : 0};
 }
 

@@ -57,6 +57,14 @@ class Tick:
     """The page's requests still waiting for an answer, oldest first: method, URL and
     milliseconds waited; ``None`` when the page's requests are not watched (see
     :func:`watch_requests`)."""
+    arriving: list[tuple[str, str, int]] = field(default_factory=list)
+    """The page's requests answered whose body is still arriving, oldest first: method,
+    URL and milliseconds since each was sent (when the page's requests are watched)."""
+    ready: str = ""
+    """The document's ``readyState``: ``loading``, ``interactive`` or ``complete``."""
+    leaving: int = 0
+    """Milliseconds since the page began to leave for the next one, whose document has not
+    come yet (0: it is not leaving)."""
 
     @property
     def ok(self) -> bool:
@@ -156,10 +164,16 @@ def _tick(raw: dict[str, Any]) -> Tick:
         net_error=str(raw.get("net_error") or ""),
         status=int(raw.get("status") or 0),
         hidden=bool(raw.get("hidden")),
-        pending=None
-        if raw.get("pending") is None
-        else [(str(m), str(u), int(ms)) for m, u, ms in raw["pending"]],
+        pending=None if raw.get("pending") is None else _requests(raw["pending"]),
+        arriving=_requests(raw.get("arriving") or []),
+        ready=str(raw.get("ready") or ""),
+        leaving=int(raw.get("leaving") or 0),
     )
+
+
+def _requests(rows: list[Any]) -> list[tuple[str, str, int]]:
+    """``checks.js``'s requests: method, URL, milliseconds."""
+    return [(str(m), str(u), int(ms)) for m, u, ms in rows]
 
 
 def _far_matches(

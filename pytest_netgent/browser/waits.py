@@ -24,10 +24,20 @@ POLL = 0.03
 class ActionFailed(NetgentError):
     """An action could not be carried out; the message says what and where."""
 
+    cause = "UI drift"
+    """What a failed run reports as its cause, unless the page tells otherwise."""
+
     def __init__(self, message: str, *, unloaded: bool = False) -> None:
         super().__init__(message)
         self.unloaded = unloaded
         """A page it opened did not finish loading in time (slow network or server)."""
+
+
+class InvalidStep(ActionFailed):
+    """The action's own parameters are at fault, whatever the page: a selector the browser
+    cannot parse, a key no keyboard has. The cached state is wrong, not the site."""
+
+    cause = "invalid cached states"
 
 
 class Waits:

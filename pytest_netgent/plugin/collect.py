@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from ..replay.run import RunResult
 from ..workflow import store
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
 from .keys import result_key
+from .marks import item_marks
 from .plugins_compat import attempt, attempt_folder, repeat_count, repeat_ids, repeat_step_key
 from .reporting import ReportsErrors
 
@@ -111,7 +111,7 @@ class WorkflowFile(pytest.File):
         for param_id, values in _unique_ids(spec.parameter_sets()):
             name = f"{spec.name}[{param_id}]" if param_id else spec.name
             try:
-                marks = _marks(loaded)
+                marks = item_marks(loaded)
                 count = _repeats(self.config, loaded, marks)
             except WorkflowSpecError as exc:
                 items.append(
@@ -138,37 +138,6 @@ class WorkflowFile(pytest.File):
                     item.stash[repeat_step_key] = step
                 items.append(item)
         return items
-
-
-_NOT_FOR_ITEMS = {
-    "usefixtures": "request the fixture from an autouse fixture in a conftest.py",
-    "parametrize": "use the workflow's own 'parametrize' key",
-}
-
-
-def _refuse_code(doc: LoadedWorkflow | LoadedScenario, line: int, name: str, args: Any) -> None:
-    """A workflow file is data: a mark whose condition is a string would run it as
-    Python (pytest evaluates such conditions), and marks that only shape Python
-    functions would be silently ignored."""
-    if name in _NOT_FOR_ITEMS:
-        raise WorkflowSpecError(
-            doc.path,
-            line,
-            f"mark {name!r} does not apply to workflow items: {_NOT_FOR_ITEMS[name]}",
-        )
-    conditions = []
-    if isinstance(args, list):
-        conditions = args if name in ("skipif", "xfail") else []
-    elif isinstance(args, dict):
-        conditions = [args.get("condition")] if "condition" in args else []
-    if any(isinstance(c, str) for c in conditions):
-        raise WorkflowSpecError(
-            doc.path,
-            line,
-            f"mark {name!r} has a string condition, which pytest would run as Python: "
-            "workflow files hold data, not code; give true/false, or write "
-            f"{{skip: 'reason'}}, or put the condition in a conftest.py",
-        )
 
 
 def _inside(loaded: LoadedScenario, root: Path) -> None:
@@ -229,55 +198,7 @@ def _repeats(
     try:
         return repeat_count(config, marks)
     except ValueError as exc:
-        raise WorkflowSpecError(doc.path, doc.line_of("marks"), str(exc)) from None
-
-
-def _marks(doc: LoadedWorkflow | LoadedScenario) -> list[pytest.MarkDecorator]:
-    wf = doc.workflow if isinstance(doc, LoadedWorkflow) else doc.scenario
-    marks = [pytest.mark.netgent]
-    if isinstance(doc, LoadedWorkflow) and doc.workflow.group:
-        marks.append(pytest.mark.xdist_group(name=doc.workflow.group))
-    for i, entry in enumerate(wf.marks):
-        line = doc.line_of("marks", i)
-        if isinstance(entry, str):
-            name, args = entry, None
-        elif len(entry) == 1:
-            name, args = next(iter(entry.items()))
-        else:
-            raise WorkflowSpecError(
-                doc.path, line, "a mark is a name or a one-key map like {skip: 'reason'}"
-            )
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(name)):
-            raise WorkflowSpecError(doc.path, line, f"{name!r} is not a valid mark name")
-        _refuse_code(doc, line, str(name), args)
-        try:
-            decorator = getattr(pytest.mark, str(name))
-        except (Warning, pytest.UsageError, pytest.fail.Exception) as exc:
-            # --strict-markers, or the unknown-mark warning turned into an error
-            raise WorkflowSpecError(
-                doc.path,
-                line,
-                f"unknown mark {name!r}: register it under 'markers' in the pytest "
-                f"configuration ({str(exc).splitlines()[0]})",
-            ) from None
-        if args is None:
-            marks.append(decorator)
-        elif isinstance(args, str):
-            marks.append(decorator(reason=args))
-        elif isinstance(args, dict):
-            marks.append(decorator(**args))
-        elif isinstance(args, list):
-            marks.append(decorator(*args))
-        elif isinstance(args, int) and not isinstance(args, bool):
-            marks.append(decorator(args))  # {repeat: 3}
-        else:
-            raise WorkflowSpecError(
-                doc.path,
-                line,
-                f"mark {name!r} takes a reason string, a number, a list or a map of arguments, "
-                f"got {args!r}",
-            )
-    return marks
+        raise WorkflowSpecError(doc.path, doc.line_of("marks"), f"marks: {exc}") from None
 
 
 def _make_test() -> Any:

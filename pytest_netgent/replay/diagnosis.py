@@ -32,6 +32,10 @@ SLOW_MS = 1000
 """A request unanswered this long when a state timed out makes the failure a slow
 server's, not UI drift."""
 
+MAY_HAVE_CHANGED = " (the UI may have changed; see the failing checks below)"
+"""What the engine says of a state timeout it cannot explain; a cause read from the page
+replaces it."""
+
 
 def candidates(states: list[State], tick: Tick) -> list[StateOutcome]:
     """Every state with each of its checks' result on ``tick`` (failed if not there)."""
@@ -64,20 +68,20 @@ def page_fault(
             f"the server answered {tick.status} for {page} (a fault of the site, not of "
             f"the workflow); {reason}"
         )
-    # a page that loaded under the condition and shows no state is UI drift all the same
-    # (a streaming page always has requests under way: they prove nothing)
-    if network and (unloaded or still_loading(tick)):
-        waiting = unanswered(tick) or "it was still loading"
+    told = reason.removesuffix(MAY_HAVE_CHANGED)
+    # a page that loaded under the condition, nothing of it still on its way, and shows no
+    # state is UI drift all the same
+    if network and (waiting := in_flight(tick, unloaded=unloaded)):
         return "network condition", (
-            f"the page did not finish loading under the network condition {network}: "
-            f"{waiting} (the shaped link is too slow for the state timeout, not a UI "
-            "change: raise 'state_timeout' for this condition, or choose a faster one; no "
-            f"re-recording heals this); {reason}"
+            f"the page did not load within the timeout under the network condition "
+            f"{network}: {waiting} (a shaped link too slow for this page, not a UI change: "
+            "raise 'state_timeout' (or the workflow's 'timeout') for this condition, or "
+            f"choose a faster one; no re-recording heals this); {told}"
         )
     if slow := unanswered(tick):
         return "timeout", (
             f"the page was still waiting for its server: {slow} (a slow server or API, "
-            f"not a UI change; raise 'state_timeout' if the site is this slow); {reason}"
+            f"not a UI change; raise 'state_timeout' if the site is this slow); {told}"
         )
     return "UI drift", reason
 
@@ -130,8 +134,28 @@ def still_loading(tick: Tick) -> bool:
 
 def unanswered(tick: Tick) -> str:
     """The page's requests that waited at least :data:`SLOW_MS`, described; or ``""``."""
-    slow = [(m, u, ms) for m, u, ms in tick.pending or () if ms >= SLOW_MS]
-    return ", ".join(f"{m} {u} unanswered after {ms / 1000:.1f}s" for m, u, ms in slow)
+    return _described(tick.pending or [], "unanswered")
+
+
+def in_flight(tick: Tick, *, unloaded: bool = False) -> str:
+    """What of the page was still on its way when the run failed, described (``""``: it
+    had all come): the page itself (``unloaded``: a page it opened did not finish loading),
+    its document, the next page it was leaving for, its requests unanswered or whose
+    answers were still arriving after :data:`SLOW_MS`."""
+    if unloaded or still_loading(tick):
+        return "it was still loading"
+    parts = [unanswered(tick), _described(tick.arriving, "still arriving")]
+    if tick.leaving >= SLOW_MS:
+        parts.insert(0, f"the next page had not come {tick.leaving / 1000:.1f}s after it left")
+    if tick.ready in ("loading", "interactive"):
+        parts.insert(0, f"its document was still loading (readyState {tick.ready!r})")
+    return ", ".join(p for p in parts if p)
+
+
+def _described(requests: list[tuple[str, str, int]], state: str) -> str:
+    """``requests`` (method, URL, milliseconds) of at least :data:`SLOW_MS`, described."""
+    slow = [(m, u, ms) for m, u, ms in requests if ms >= SLOW_MS]
+    return ", ".join(f"{m} {u} {state} after {ms / 1000:.1f}s" for m, u, ms in slow)
 
 
 def hang(doing: str, states: list[State]) -> tuple[str, str]:

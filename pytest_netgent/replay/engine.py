@@ -264,7 +264,6 @@ class Engine:
 
     def _stop_sampling(self) -> None:
         """Sampling and the stats log end with the run: take the last samples."""
-        # a page that is gone (a navigation, an alert) takes its last samples with it
         with contextlib.suppress(Exception):  # a page that is gone took its last samples with it
             self.sampler.close()
         with contextlib.suppress(Exception):  # so did a tab closed before the end
@@ -307,8 +306,8 @@ class Engine:
         is synthesised and run. True when the run has ended."""
         if self.healer is None:
             raise self._drift(
-                f"no state matched the page within {self.settings.state_timeout:g}s "
-                "(the UI may have changed; see the failing checks below)"
+                f"no state matched the page within {self.settings.state_timeout:g}s"
+                + diagnosis.MAY_HAVE_CHANGED
             )
         page = (self._last_tick.doc, self._last_tick.href)
         if (index := self.healer.no_match(self)) is None:  # the page may still change
@@ -399,7 +398,8 @@ class Engine:
             return True
         except ActionFailed as exc:
             if self.healer is None:
-                raise self._drift(self.redact(str(exc)), loading=exc.unloaded) from None
+                why = self.redact(str(exc))
+                raise self._drift(why, cause=exc.cause, loading=exc.unloaded) from None
             index = self.healer.action_failed(self, index, exc)
             state = self.states[index]
         if state.end_state:
@@ -498,7 +498,7 @@ class Engine:
                 actions.run(action.type, substitute(action.params, self.values))
             self._hung()
         except ActionFailed as exc:
-            raise ActionFailed(
+            raise type(exc)(  # the same kind: an invalid step is the cache's fault
                 f"state {state!r}, action {number} ({action.describe()}) failed: "
                 f"{self.redact(str(exc))}",
                 unloaded=exc.unloaded,

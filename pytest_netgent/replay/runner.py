@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..browser.pool import BrowserPool
+from ..browser.waits import InvalidStep
 from ..errors import (
     HEAL_COMMAND,
     BrowserError,
+    CacheError,
     NetgentError,
     ReplayError,
     WorkflowSpecError,
@@ -27,13 +29,14 @@ from ..errors import (
 )
 from ..synthesis import Synthesiser
 from ..synthesis.picks import picks_path
-from ..system.redaction import Secret
+from ..system.redaction import Redactor, Secret
 from ..workflow import store
 from ..workflow.automaton import Automaton, State
 from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
 from .picking import after_record, forget_step
+from .preflight import GIVEN, heal_fix, vet
 from .recorder import StatesProposed, SynthesisFailed, save
 from .run import PicturesWatcher, RunResult, RunSettings, TimelineEvent
 from .settings import ReplaySettings
@@ -155,6 +158,8 @@ class NetgentBrowser:
         self.secrets.update(secrets)
         self._pool.secret_logs.add(secrets)
         values = self._values(loaded, plan.replay, params, base_url)
+        source = cache_file if states is None else GIVEN  # where the states come from
+        vet(self.driver, plan.replay, {**values, **secrets}, Redactor(secrets), source, heal)
         if self.before_run is not None:
             self.before_run(loaded, str(values.get("base_url", "")))
         self._pool.size_window(window)
@@ -196,10 +201,7 @@ class NetgentBrowser:
             after_record(wired.recorder, result, self.driver, artifacts, cache_file, heal, settings)
         elif artifacts is not None and result.passed and result.error is None:
             forget_step(artifacts)
-        if isinstance(result.error, ReplayError):
-            result.error.with_details(
-                workflow=spec.name, location=f"{display_path(loaded.path)}:{loaded.line}", heal=heal
-            )
+        result.error = _named(result.error, loaded, source, heal)
         if check and result.error is not None:
             raise result.error
         return result
@@ -376,6 +378,21 @@ class _Plan:
     previous: Automaton | None = None
     """The cache as it was before a recording run (what a heal is compared with)."""
     mode: str = ""
+
+
+def _named(
+    error: NetgentError | None, loaded: LoadedWorkflow, source: Path, heal: str
+) -> NetgentError | None:
+    """A failed run's error with its workflow, file and heal command; an invalid step
+    (a selector the browser cannot parse) becomes the cache file's error, as
+    :func:`.preflight.vet` reports it: no page and no heal makes it work."""
+    if not isinstance(error, ReplayError):
+        return error
+    if error.cause == InvalidStep.cause:
+        fix = heal_fix(heal, source)
+        return CacheError(source, f"invalid cached states: {error.reason}", heal=fix)
+    location = f"{display_path(loaded.path)}:{loaded.line}"
+    return error.with_details(workflow=loaded.workflow.name, location=location, heal=heal)
 
 
 def _loaded(workflow: str | Path | Workflow | LoadedWorkflow, name: str | None) -> LoadedWorkflow:

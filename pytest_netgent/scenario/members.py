@@ -127,14 +127,30 @@ class Members:
             for thread in threads:
                 thread.join(timeout=STOP_GRACE_S * 3)
             raise
+        members = {m.name: m for m in self.loaded.members}
         for name in late:
             outcome = self.outcomes[name]
             outcome.passed = outcome.stopped = False
-            outcome.detail = (
-                f"still running at the scenario's limit ({scenario.limit:g}s), and ended "
-                "then: give the member a 'stop', or the scenario a 'duration' or 'timeout'"
-            )
+            outcome.detail = self._late(members[name])
         return self.outcomes
+
+    def _late(self, member: ResolvedMember) -> str:
+        """Why ``member``, still running at the scenario's limit, failed: the bound that
+        ended it, where that bound comes from, and how to set one."""
+        scenario = self.loaded.scenario
+        if member.loaded is None:
+            what = f"its command {member.member.run!r} had not exited"
+            fix = (
+                "give the member a 'stop' (seconds after the scenario's start; a command "
+                "ended by its stop has not failed), or the scenario a longer 'timeout'"
+            )
+        else:
+            what = "its workflow had not reached its end"
+            fix = "give the scenario a longer 'timeout', or the member a 'stop' to end it sooner"
+        return (
+            f"still running at the scenario's limit ({scenario.limit:g}s: "
+            f"{scenario.limit_source}), and ended then: {what}; {fix}"
+        )
 
     def _guarded(self, target: Callable[[ResolvedMember], None], member: ResolvedMember) -> None:
         outcome = self.outcomes[member.name]

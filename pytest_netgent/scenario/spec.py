@@ -131,6 +131,15 @@ class Scenario(BaseModel):
             return self.timeout
         return self.duration + 60 if self.duration is not None else DEFAULT_TIMEOUT
 
+    @property
+    def limit_source(self) -> str:
+        """Where :attr:`limit` comes from, as a report names it."""
+        if self.timeout is not None:
+            return "its 'timeout'"
+        if self.duration is not None:
+            return f"its 'duration' of {self.duration:g}s and a minute, as it has no 'timeout'"
+        return "the default of a scenario with neither 'timeout' nor 'duration'"
+
     def parameter_sets(self) -> list[tuple[str, dict[str, Scalar]]]:
         """``(id, values)`` for each combination of ``parametrize``; one empty set if none."""
         if not self.parametrize:

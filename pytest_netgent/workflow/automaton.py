@@ -123,6 +123,64 @@ ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 NetGent's newer ones (tabs by name, stored addresses, clicks by text or accessible name,
 waits, WebRTC metrics, environment values, ``play_video``)."""
 
+_Match = Literal["exact", "prefix", "contains", "pattern"] | None
+"""How a url or title check compares (``checks.js``); ``None``: the check's default."""
+
+
+class _Params(BaseModel):
+    """The types of some parameters (what :data:`CHECK_PARAMS` and :data:`ACTION_PARAMS`
+    name them); a value of another type is refused, never turned into one: a url check
+    whose ``url`` is ``5`` would only ever fail on the page, as if the UI had changed."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class _UrlCheck(_Params):
+    url: str
+    match: _Match = None
+    ignore_query: bool | list[str] | None = None
+
+
+class _ElementCheck(_Params):
+    selector: str
+    visible: bool | None = None
+    check_visibility: bool | None = None
+
+
+class _TextCheck(_Params):
+    text: str
+    check_visibility: bool | None = None
+
+
+class _TitleCheck(_Params):
+    title: str
+    match: _Match = None
+
+
+class _ScriptCheck(_Params):
+    script: str
+
+
+class _ActionText(_Params):
+    """Text wherever an action has it: the address to open or match, the element's
+    selector."""
+
+    url: str | None = None
+    selector: str | None = None
+
+
+CHECK_TYPED: dict[str, type[_Params]] = {
+    "url": _UrlCheck,
+    "element": _ElementCheck,
+    "text": _TextCheck,
+    "title": _TitleCheck,
+    "script": _ScriptCheck,
+    "always_true": _Params,
+}
+"""The types of each check type's parameters (numbers: :data:`_NUMBERS`)."""
+assert set(CHECK_TYPED) == set(CHECK_PARAMS), "every check type has its types"
+
+
 ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
 """Every action type a state may use, as a tuple."""
 assert set(ACTION_TYPES) == set(ACTION_PARAMS), "every action type has its parameters"
@@ -160,6 +218,17 @@ def _number_or_placeholder(value: Any) -> bool:
     except ValueError:
         return False
     return number == number and abs(number) != float("inf")
+
+
+def _typed(kind: str, type_: str, params: dict[str, Any], model: type[_Params]) -> None:
+    """Parameters of the wrong type (a number for a ``url``, text for ``visible``), with
+    the type each needs."""
+    try:
+        model.model_validate(params)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = ".".join(str(p) for p in err["loc"])
+        raise ValueError(f"{type_} {kind}: {name}: {err['msg']}, got {err['input']!r}") from None
 
 
 def _validate(kind: str, type_: str, params: dict[str, Any], table: Any) -> None:
@@ -224,6 +293,7 @@ class Check(BaseModel):
     @model_validator(mode="after")
     def _required(self) -> Check:
         _validate("check", self.type, self.params, CHECK_PARAMS)
+        _typed("check", self.type, self.params, CHECK_TYPED[self.type])
         return self
 
     @property
@@ -264,6 +334,7 @@ class Action(BaseModel):
     @model_validator(mode="after")
     def _required(self) -> Action:
         _validate("action", self.type, self.params, ACTION_PARAMS)
+        _typed("action", self.type, self.params, _ActionText)
         p = self.params
         if self.type in _LOCATED and "selector" not in p and not ("x" in p and "y" in p):
             raise ValueError(f"{self.type} action needs 'by' and 'selector' (or 'x' and 'y')")
