@@ -60,6 +60,10 @@ class _Part:
     """What the browser parses: the value with its placeholders filled."""
 
 
+_PARSED: set[tuple[str, str]] = set()
+"""The ``(kind, text)`` this process's browser parsed already: a workflow's next items
+(``--count``, parameters, the next run) ask only for what is new."""
+
 GIVEN = Path("<states>")
 """What a report names as the source of states passed to a run (not read from a file)."""
 
@@ -90,15 +94,19 @@ def vet(
     if (key := next(_bad_keys(states, values), None)) is not None:
         where, why = key
         raise CacheError(source, f"invalid cached states: {where}: {redact(why)}", heal=fix)
-    parts = list(_parts(states, values))
-    if not parts:
+    parts = [p for p in _parts(states, values) if (p.kind, p.text) not in _PARSED]
+    if not parts:  # every item after the first of a workflow: no round trip
         return
     try:
         answers = driver.execute_script(_PARSE, [[p.kind, p.text] for p in parts])
     except Exception:  # a page that cannot run it (or a dead browser): the run tells
         return
-    for part, why in zip(parts, answers if isinstance(answers, list) else [], strict=False):
-        if why:
+    if not isinstance(answers, list) or len(answers) != len(parts):
+        return
+    for part, why in zip(parts, answers, strict=True):
+        if not why:
+            _PARSED.add((part.kind, part.text))
+        else:
             raise CacheError(
                 source,
                 f"invalid cached states: {part.where}: the browser cannot parse {part.what}: "
