@@ -49,6 +49,15 @@ class OracleChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
+def _named(text: str, said: str) -> bool:
+    """The triggers ``said`` quote ``text``, or name the one word it is (a title
+    "Dashboard - Components" for "the dashboard")."""
+    if f"'{text}'" in said:
+        return True
+    words = re.findall(r"\w+", text)
+    return any(re.search(rf"\b{re.escape(w)}\b", said) for w in words if len(w) > 3)
+
+
 def _section(prompt: str, title: str) -> list[str]:
     part = prompt.split(f"# {title}", 1)[1].split("\n# ", 1)[0]
     return [line for line in part.splitlines()[1:] if line.strip()]
@@ -67,12 +76,21 @@ def answer(prompt: str) -> dict[str, Any]:
         urls = [c for c in candidates if c[1] == "url"]
         query = [c for c in urls if c[2].startswith("prefix") and "?" in c[2]]
         chosen = [(query or urls)[0][0]]  # the exact URL, or its path for a query page
+        # the texts and the title the triggers name, word for word
+        said = " ".join(_section(prompt, "State:")).lower()
+        for key, kind, what in candidates:
+            quoted = re.findall(r"'([^']+)'", what)
+            if kind in ("text", "title") and quoted and _named(quoted[0].lower(), said):
+                chosen.append(key)
         chrome = ("search-input", "search-button", "login-link", "'header", "'nav")
         elements = [c for c in candidates if c[1] == "element"]
+        # the element whose name a trigger says ("The Message field": <input> 'Message')
+        named = [c for c in elements if (n := re.search(r"\] <\w+> '([^']+)'", c[2]))
+                 and _named(n[1].lower(), said)]  # fmt: skip
         distinct = [c for c in elements if "'#" in c[2] and not any(x in c[2] for x in chrome)]
-        if distinct or elements:
-            chosen.append((distinct or elements)[0][0])
-        return {"checks": chosen, "reasoning": "URL and a distinctive element"}
+        if named or distinct or elements:
+            chosen.append((named or distinct or elements)[0][0])
+        return {"checks": chosen[:4], "reasoning": "URL, the texts named and an element"}
     decided = _action(prompt)
     decided["reasoning"] = f"the page's matching element for: {_instruction(prompt)}"
     return decided

@@ -12,22 +12,18 @@ page and prompt always give the same answer.
 
 from __future__ import annotations
 
-import contextlib
 import re
-from urllib.parse import urlsplit
 
-from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..workflow.automaton import Action, Check
 from ..workflow.spec import PLACEHOLDER, StateSpec
 from . import Context, NothingApplies, Unresolved, Usage
-from .counts import WrongCount, count_trigger
-from .elements import element_kind, first_stable, heading_for, locate, locator, resolve
-from .media import NoMedia, media_trigger
-from .observation import Observation, ObservedElement, Selector
-from .statuses import OtherStatus, status_trigger
+from .elements import element_kind, locate, locator, resolve
+from .grounding import ground
+from .observation import Observation, ObservedElement
+from .triggers import NotHolding, TriggerReader, check_values
+from .waits import wait_actions
 from .words import (
     KEY_NAMES,
-    SHOWN,
     Target,
     canon,
     key_name,
@@ -43,11 +39,7 @@ from .words import (
 )
 
 
-class NotHolding(Unresolved):
-    """A trigger that parses but does not hold on the page (the state does not apply)."""
-
-
-class BuiltinSynthesiser:
+class BuiltinSynthesiser(TriggerReader):
     """Offline, deterministic synthesis of literal instructions and triggers."""
 
     name = "builtin"
@@ -79,13 +71,8 @@ class BuiltinSynthesiser:
             return [Action(type="go_back", params={})]
         if m := re.fullmatch(r"(?:navigate|go|open|visit|browse)(?: to)? (\S+)", text, re.I):
             return [Action(type="navigate", params={"url": with_base(unquote(m[1])[0], ctx)})]
-        if m := re.fullmatch(
-            r"wait(?: for)? ([\d.]+) ?(ms|milliseconds?|s|secs?|seconds?|minutes?|mins?)?", low
-        ):
-            unit = m[2] or "s"
-            factor = 0.001 if unit.startswith(("ms", "milli")) else 60.0 if unit[0] == "m" else 1.0
-            seconds = float(m[1]) * factor
-            return [Action(type="wait", params={"seconds": seconds})]
+        if (waits := wait_actions(text, page)) is not None:  # "Watch for 10 seconds"
+            return waits
         if stats := stats_logging(text):
             return [stats]
         if sampling := video_sampling(low):
@@ -159,11 +146,11 @@ class BuiltinSynthesiser:
 
     # ---------------------------------------------------------------- triggers
 
-    def define_triggers(
-        self, ctx: Context, page: Observation, state: StateSpec, *, only_literal: bool = False
-    ) -> list[Check]:
-        """Checks for ``state``'s triggers; vague ones become the page's landmarks, or,
-        with ``only_literal``, :class:`Unresolved` (for an LLM to decide)."""
+    def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+        """Checks for ``state``'s triggers, each trigger grounded whole by them (see
+        :mod:`.grounding`); a trigger these rules do not read, or whose checks would not
+        stand for all its words, raises :class:`Unresolved` naming those words (a model,
+        when there is one, decides it), never a guess from the page's landmarks."""
         checks: list[Check] = []
         vague: list[str] = []
         for trigger in state.triggers:
@@ -171,250 +158,24 @@ class BuiltinSynthesiser:
             try:
                 checks += [
                     c.model_copy(update={"params": restore(c.params, back)})
-                    for c in self._trigger(ctx, page, literal)
+                    for c in self.read(ctx, page, literal)
                 ]
             except NotHolding:
                 raise  # the state does not apply to this page: say so, do not guess
-            except Unresolved:
-                vague.append(trigger)
-        if only_literal and (vague or not checks):
-            raise Unresolved(f"vague triggers: {vague or state.triggers}")
+            except Unresolved as exc:
+                vague.append(exc.reason)
         if vague or not checks:
-            checks = self._landmarks(ctx, page, checks)
-        landmark = self._url_landmark(ctx, page)
+            raise Unresolved(
+                "; ".join(vague or [f"state {state.name!r} has no triggers"])
+                + ". Write the trigger as the page says it (\"The page says '...'\", "
+                "\"The URL contains '...'\", \"The 'Sign in' button is shown\")"
+            )
+        landmark = self.url_landmark(ctx, page)
         if any(c.type == "url" and c != landmark for c in checks):
             # a URL trigger was written: it replaces the URL this page would pin
             checks = [c for c in checks if c != landmark]
         self.usage.builtin_steps += 1
         return _unique(checks)
-
-    def _trigger(self, ctx: Context, page: Observation, text: str) -> list[Check]:
-        text = re.sub(r"^(if|when|once)\s+", "", text.strip().rstrip("."), flags=re.I)
-        try:
-            readings = (media_trigger, count_trigger, status_trigger)
-            if check := next(filter(None, (read(text, page) for read in readings)), None):
-                return [check]
-        except (NoMedia, WrongCount, OtherStatus) as exc:
-            raise NotHolding(str(exc)) from None
-        for parse in (self._address_trigger, self._words_trigger, self._element_trigger):
-            if (checks := parse(ctx, page, text)) is not None:
-                return checks
-        raise Unresolved(f"not a literal trigger: {text!r}")
-
-    def _address_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
-        """The page's URL or title: "the URL contains /watch", "the title is Home"."""
-        if m := re.fullmatch(r"(?:the )?(?:page )?url (?:is|equals) (.+)", text, re.I):
-            value, quoted = unquote(m[1])
-            if quoted or value.startswith(("http", "/", "{")):
-                return [Check(type="url", params={"url": with_base(value, ctx)})]
-            return [self._url_landmark(ctx, page)]
-        if m := re.fullmatch(r"(?:the )?(?:page )?url ends with (.+)", text, re.I):
-            value = unquote(m[1])[0]
-            return [Check(type="url", params={"url": re.escape(value) + "$", "match": "pattern"})]
-        if m := re.fullmatch(
-            r"(?:the )?(?:page )?url (contains|includes|has|starts with|begins with) (.+)",
-            text,
-            re.I,
-        ):
-            match = "contains" if m[1].lower() in ("contains", "includes", "has") else "prefix"
-            value = unquote(m[2])[0]
-            if match == "prefix":
-                value = with_base(value, ctx)
-            return [Check(type="url", params={"url": value, "match": match})]
-        if m := re.fullmatch(
-            r"(?:the )?(?:page )?title (is|equals|contains|includes|has|mentions) (.+)", text, re.I
-        ):
-            match = "exact" if m[1].lower() in ("is", "equals") else "contains"
-            return [Check(type="title", params={"title": unquote(m[2])[0], "match": match})]
-        return None
-
-    def _words_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
-        """Words on the page: "the page says X", "the banner shows 'Saved'"."""
-        if m := re.fullmatch(
-            r"(?:the )?(?:page|screen) (?:says|shows|displays|contains|mentions|reads) (.+)",
-            text,
-            re.I,
-        ):
-            return [self._text(ctx, page, m[1])]
-        if m := re.fullmatch(
-            r"""(?:the |a |an )?[\w' ]+? (?:says|shows|displays|reads|mentions) """
-            r"""(["'“‘].+["'”’]|[\w.,:%-]+)""",
-            text,
-            re.I,
-        ):
-            # "The cell output shows 42", "The banner says 'Saved'": the words on the page
-            return [self._text(ctx, page, m[1], exact_word=True)]
-        if m := re.fullmatch(
-            r"""(?:the |a |an )?[\w' ]+? (?:says|shows|displays|reads|confirms) (?:that )?(.+)""",
-            text,
-            re.I,
-        ):
-            # "A message says the group was added successfully": the longest run of its
-            # words the page shows (three at least); else another reading may apply
-            with contextlib.suppress(NotHolding, Unresolved):
-                return [self._text(ctx, page, m[1], least=3)]
-        if m := re.fullmatch(
-            r"""(["'“‘].+["'”’])(?: text)? (?:is|are) (?:shown|visible|displayed|present)""",
-            text,
-            re.I,
-        ):
-            return [self._text(ctx, page, m[1])]
-        return None
-
-    def _element_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
-        """An element, or its state: "the Like button is pressed", "a video is shown"."""
-        if m := re.fullmatch(
-            r"(?:the )?(.+?) (?:is|are) (not )?(pressed|selected|checked|liked|active)", text, re.I
-        ):
-            el = resolve(parse_target(m[1]), page)
-            return [self._state_check(el, m[3].lower(), negative=bool(m[2]))]
-        if m := re.fullmatch(
-            rf"(?:at least one |some |any )(.+?) (?:is|are) {SHOWN}",
-            text.lower(),
-        ):
-            target = parse_target(m[1])
-            target.ordinal = 0
-            loc = locate(target, page)
-            loc.pop("index", None)
-            return [Check(type="element", params=loc)]
-        if m := re.fullmatch(
-            rf"(?:the |a |an )?(.+?) (?:is|are) {SHOWN}|(?:the |a |an )?(.+?) appears?",
-            text,
-            re.I,
-        ):
-            return self._shown(ctx, page, (m[1] or m[2]).strip())
-        return None
-
-    def _shown(self, ctx: Context, page: Observation, name: str) -> list[Check]:
-        """Checks that the element ``name`` is shown: the element, else its words (a name
-        or a number), else a heading by that name."""
-        target = parse_target(name)
-        if target.role != "heading":
-            try:
-                el = resolve(target, page)
-                loc = locator(el)
-                loc.pop("index", None)
-                check = Check(type="element", params=loc)
-                if el.chrome:  # on every page of the site: pin this one by its URL
-                    return [self._url_landmark(ctx, page), check]
-                return [check]
-            except Unresolved:
-                if target.role:
-                    raise
-                if re.fullmatch(r"[A-Z0-9][\w.-]*(?: [A-Z0-9][\w.-]*){0,2}", name):
-                    # a name or number ("Ruritania is listed", "City 001 is shown"):
-                    # the words on the page, or the state does not apply here
-                    return [self._text(ctx, page, f"'{name}'")]
-        heading, named = heading_for(target, page)
-        if not heading.selectors:
-            raise Unresolved(f"no selector for heading {heading.text!r}")
-        sel = heading.selectors[0]
-        if named and not sel.stable and " >> " not in sel.selector:
-            # the heading the trigger names, by its words (the page's other headings are
-            # its content: never taken by their words unasked)
-            sel = Selector(
-                by="xpath",
-                selector=f"//{heading.tag}[normalize-space()={_xq(heading.text)}]",
-                stable=True,
-            )
-        check = Check(type="element", params={"by": sel.by, "selector": sel.selector})
-        if not (sel.stable and named):  # "a heading" says little: pin the page by URL
-            return [self._url_landmark(ctx, page), check]
-        return [check]
-
-    def _text(
-        self,
-        ctx: Context,
-        page: Observation,
-        phrase: str,
-        *,
-        exact_word: bool = False,
-        least: int = 2,
-    ) -> Check:
-        value, quoted = unquote(phrase)
-        body = page.text
-        if quoted:
-            if value not in body:  # quoted: exactly this text, which is not there
-                raise NotHolding(f"the page does not show {value!r}")
-            return Check(type="text", params={"text": templatise(value, ctx)})
-        if exact_word and re.fullmatch(r"[\w.,:%-]+", value):
-            # one word or number ("shows 42"): that very word, or the state does not apply
-            if not re.search(rf"(?<!\w){re.escape(value)}(?!\w)", body):
-                raise NotHolding(f"the page does not show {value!r}")
-            return Check(type="text", params={"text": templatise(value, ctx)})
-        words = [w for w in re.findall(r"[\w']+", value) if w.lower() not in {"there", "are", "is"}]
-        for size in range(len(words), max(2, min(least, len(words))) - 1, -1):
-            for start in range(len(words) - size + 1):
-                piece = " ".join(words[start : start + size])
-                found = re.search(re.escape(piece), body, re.I)
-                if found:
-                    return Check(type="text", params={"text": found.group(0)})
-        raise Unresolved(f"the page does not say {value!r}")
-
-    def _state_check(self, el: ObservedElement, word: str, *, negative: bool) -> Check:
-        attr = (
-            "aria-checked"
-            if word == "checked"
-            else "aria-selected"
-            if word == "selected"
-            else "aria-pressed"
-        )
-        if attr not in el.attrs:
-            raise Unresolved(f"{el.describe()} has no {attr} to tell whether it is {word}")
-        value = "false" if negative else "true"
-        if el.attrs[attr] != value:
-            raise NotHolding(f"{el.describe()} is {attr}={el.attrs[attr]}, not {value}")
-        best = next((s for s in el.selectors if s.by == "css selector" and s.stable), None)
-        if best is not None:
-            return Check(
-                type="element",
-                params={"by": "css selector", "selector": f'{best.selector}[{attr}="{value}"]'},
-            )
-        xp = next((s for s in el.selectors if s.by == "xpath"), None)
-        if xp is not None:
-            xpath = re.sub(r"\[normalize-space\(\)=.*\]$", "", xp.selector)
-            return Check(
-                type="element", params={"by": "xpath", "selector": f"{xpath}[@{attr}='{value}']"}
-            )
-        raise Unresolved(f"no stable selector for {el.describe()}")
-
-    def _url_landmark(self, ctx: Context, page: Observation) -> Check:
-        parts = urlsplit(page.url)
-        if page.url in START_PAGES:
-            # written as NetGent writes it, so the repository also replays in NetGent; here
-            # it holds on whichever start page the browser shows (see checks.js)
-            return Check(type="url", params={"url": NETGENT_START_PAGE})
-        if not parts.netloc:
-            return Check(type="url", params={"url": page.url})
-        segments = parts.path.split("/")
-        if any(map(_is_id, segments)):
-            # /admin/auth/user/4/change/: the record's number is this item's, any will do
-            path = "/".join("[^/]+" if _is_id(seg) else re.escape(seg) for seg in segments)
-            return Check(type="url", params={"url": f"{path}(?:[?#]|$)", "match": "pattern"})
-        base = f"{parts.scheme}://{parts.netloc}{parts.path}"
-        if parts.query:
-            return Check(type="url", params={"url": with_base(base + "?", ctx), "match": "prefix"})
-        if parts.path.endswith("/") or parts.path.count("/") < 2:
-            return Check(type="url", params={"url": with_base(base, ctx)})
-        # /wiki/article/quic: the last segment names one item of many
-        folder = base[: base.rindex("/") + 1]
-        return Check(type="url", params={"url": with_base(folder, ctx), "match": "prefix"})
-
-    def _landmarks(self, ctx: Context, page: Observation, checks: list[Check]) -> list[Check]:
-        """For vague triggers: the page's URL path plus a unique heading or control."""
-        out = list(checks)
-        if not any(c.type == "url" for c in out):
-            out.insert(0, self._url_landmark(ctx, page))
-        if not any(c.type == "element" for c in out):
-            stable = first_stable([s for h in page.headings for s in h.selectors[:1]])
-            if stable is None:
-                main = [e for e in page.elements if e.region == "main"] or page.elements
-                stable = first_stable([s for e in main for s in e.selectors])
-            if stable is not None:
-                out.append(
-                    Check(type="element", params={"by": stable.by, "selector": stable.selector})
-                )
-        return out
 
     # ---------------------------------------------------------------- state selection
 
@@ -493,11 +254,10 @@ class BuiltinSynthesiser:
         """Each trigger of ``spec`` as read on ``page``, with why: ``yes`` (it holds),
         ``weak`` (only by this very page's address), ``unknown`` (it does not parse) or
         ``no`` (it does not hold; the last one read)."""
-        landmark = self._url_landmark(ctx, page)
         read: list[tuple[str, str, str]] = []
         for trigger in spec.triggers:
             try:
-                checks = self._trigger(ctx, page, literal_form(trigger, ctx)[0])
+                checks = self.read(ctx, page, literal_form(trigger, ctx)[0])
             except NotHolding as exc:
                 return [*read, (trigger, "no", f"{trigger!r}: {exc.reason}")]
             except Unresolved as exc:
@@ -505,8 +265,21 @@ class BuiltinSynthesiser:
                 continue
             if failing := [c.describe() for c in checks if not holds_on(c, page, ctx)]:
                 return [*read, (trigger, "no", f"{trigger!r}: {', '.join(failing)} does not hold")]
-            read.append((trigger, "weak" if landmark in checks else "yes", trigger))
+            read.append(
+                (trigger, "weak" if self._pinned(ctx, page, trigger, checks) else "yes", trigger)
+            )
         return read
+
+    def _pinned(self, ctx: Context, page: Observation, trigger: str, checks: list[Check]) -> bool:
+        """Whether ``checks`` hold on ``page`` partly by its own address, a pin that says
+        none of ``trigger``'s words (the other checks stand for them all): such a trigger
+        holds on this page because it was read here."""
+        landmark = self.url_landmark(ctx, page)
+        if landmark not in checks:
+            return False
+        rest = [c for c in checks if c != landmark]
+        text = literal_form(trigger, ctx)[0]
+        return not rest or ground(text, rest, page, values=check_values(ctx)).whole
 
     def _applies(self, ctx: Context, page: Observation, spec: StateSpec) -> tuple[str, str]:
         """``yes`` (triggers parse and hold), ``partial`` (some hold, the others do not
@@ -576,22 +349,6 @@ def _compare(actual: str, expected: str, match: str) -> bool:
     if match == "pattern":
         return re.search(expected, actual) is not None
     return expected in actual
-
-
-def _xq(text: str) -> str:
-    """``text`` as an XPath string literal."""
-    if "'" not in text:
-        return f"'{text}'"
-    if '"' not in text:
-        return f'"{text}"'
-    return "concat(" + ', "\'", '.join(f"'{part}'" for part in text.split("'")) + ")"
-
-
-def _is_id(segment: str) -> bool:
-    """A path segment naming one record: a number, or a hexadecimal id or UUID."""
-    return segment.isdigit() or bool(
-        re.fullmatch(r"[0-9a-f]{8,}(?:-[0-9a-f]{4,})*", segment, re.I) and re.search(r"\d", segment)
-    )
 
 
 def _unique(checks: list[Check]) -> list[Check]:

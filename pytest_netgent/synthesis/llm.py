@@ -48,9 +48,10 @@ from .answers import (
     trigger_answer,
 )
 from .builtin import BuiltinSynthesiser
+from .candidates import candidate_checks, listing, short_of
 from .elements import locator, previously
 from .observation import Observation
-from .words import templatise, varies_with
+from .words import templatise
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -406,22 +407,33 @@ class LLMSynthesiser:
 
     def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
         candidates = candidate_checks(ctx, page, " ".join([state.description, *state.triggers]))
-        listing = "\n".join(f"{key}: {check.describe()}" for key, check in candidates.items())
         schema = trigger_answer(list(candidates))
         prompt = self._prompt(
             "DEFINE_TRIGGERS",
             state=state.name,
             triggers="\n".join(f"- {t}" for t in state.triggers) or "- (none given)",
-            candidates=listing,
+            candidates=listing(candidates, page),
             page=described(ctx, page),
         )
-        checks: list[Check] = self.ask(
-            prompt,
-            schema,
-            ctx,
-            page,
-            lambda answer: [candidates[c] for c in dict.fromkeys(answer.model_dump()["checks"])],
-        )
+        if unfit := short_of(state, list(candidates.values()), page, ctx):
+            # no choice among these checks could mean what the trigger says: not asked
+            raise Unresolved(
+                "; ".join(g.reason() for g in unfit)
+                + ": none of the checks this page offers stands for those words"
+            )
+
+        def accept(answer: BaseModel) -> list[Check]:
+            chosen = [candidates[c] for c in dict.fromkeys(answer.model_dump()["checks"])]
+            # the same rule as the builtin's: the checks chosen stand for every word of
+            # every trigger, or the answer is refused with the words left over
+            if short := short_of(state, chosen, page, ctx):
+                raise Refused(
+                    "; ".join(g.reason() for g in short)
+                    + ": add the checks that stand for those words"
+                )
+            return chosen
+
+        checks: list[Check] = self.ask(prompt, schema, ctx, page, accept)
         self.usage.llm_steps += 1
         return checks
 
@@ -504,38 +516,6 @@ def described(ctx: Context, page: Observation) -> str:
     and actions a model picks keep it; a local site's port changes from run to run)."""
     text = page.describe()
     return text.replace(ctx.base_url, "{base_url}") if ctx.base_url else text
-
-
-def candidate_checks(ctx: Context, page: Observation, said: str = "") -> dict[str, Check]:
-    """Checks that hold on ``page``, numbered ``c1``, ``c2``... for the model to choose
-    (none that holds only for this item's parameter values, unless the state's own words
-    ``said`` name them)."""
-    out: list[Check] = []
-    url = templatise(page.url, ctx)
-    out.append(Check(type="url", params={"url": url}))
-    path = urlsplit(page.url).path
-    if "?" in url:
-        out.append(Check(type="url", params={"url": url.split("?")[0] + "?", "match": "prefix"}))
-    elif path.count("/") >= 2 and not path.endswith("/"):
-        folder = url[: url.rindex("/") + 1]
-        out.append(Check(type="url", params={"url": folder, "match": "prefix"}))
-    if page.title:
-        out.append(Check(type="title", params={"title": page.title, "match": "exact"}))
-    for heading in page.headings[:8]:
-        if heading.selectors:
-            sel = heading.selectors[0]
-            out.append(Check(type="element", params={"by": sel.by, "selector": sel.selector}))
-        out.append(Check(type="text", params={"text": heading.text}))
-    for el in page.elements[:60]:
-        loc = locator(el)
-        loc.pop("index", None)
-        out.append(Check(type="element", params=loc))
-    unique: list[Check] = []
-    for check in out:
-        # a check carrying this item's parameter value would not hold for the others
-        if check not in unique and varies_with(check.params, ctx, said) is None:
-            unique.append(check)
-    return {f"c{i}": c for i, c in enumerate(unique, 1)}
 
 
 def _model_name(model: Any) -> str:

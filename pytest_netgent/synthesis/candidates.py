@@ -1,0 +1,76 @@
+"""The checks a model may choose for a state's triggers, and how its choice is judged.
+
+The candidates are checks that hold on the page now (its address, title, headings,
+elements, and the texts the state's own words quote), each listed with the element it
+finds; a choice is judged by the builtin's rule (:mod:`.grounding`): the checks chosen
+stand for every word of every trigger.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from ..workflow.automaton import Check
+from ..workflow.spec import StateSpec
+from . import Context
+from .elements import locator
+from .grounding import Grounding, element_of, ground
+from .observation import Observation
+from .words import QUOTED, literal_form, templatise, unquote, varies_with
+
+
+def listing(candidates: dict[str, Check], page: Observation) -> str:
+    """The candidates as a prompt lists them: an element's check shows the element it
+    finds (what it is is what it stands for)."""
+    return "\n".join(
+        f"{key}: {check.describe()}" + (f" ({el.describe()})" if el is not None else "")
+        for key, check in candidates.items()
+        for el in [element_of(check, page)]
+    )
+
+
+def short_of(
+    state: StateSpec, checks: list[Check], page: Observation, ctx: Context
+) -> list[Grounding]:
+    """The triggers of ``state`` that ``checks`` do not stand for whole, on ``page``."""
+    values = {**ctx.values, "base_url": ctx.base_url}
+    said = [literal_form(t, ctx)[0] for t in state.triggers]
+    return [g for t in said if not (g := ground(t, checks, page, values=values)).whole]
+
+
+def candidate_checks(ctx: Context, page: Observation, said: str = "") -> dict[str, Check]:
+    """Checks that hold on ``page``, numbered ``c1``, ``c2``... for the model to choose
+    (none that holds only for this item's parameter values, unless the state's own words
+    ``said`` name them)."""
+    out: list[Check] = []
+    url = templatise(page.url, ctx)
+    out.append(Check(type="url", params={"url": url}))
+    path = urlsplit(page.url).path
+    if "?" in url:
+        out.append(Check(type="url", params={"url": url.split("?")[0] + "?", "match": "prefix"}))
+    elif path.count("/") >= 2 and not path.endswith("/"):
+        folder = url[: url.rindex("/") + 1]
+        out.append(Check(type="url", params={"url": folder, "match": "prefix"}))
+    if page.title:
+        out.append(Check(type="title", params={"title": page.title, "match": "exact"}))
+    for heading in page.headings[:8]:
+        if heading.selectors:
+            sel = heading.selectors[0]
+            out.append(Check(type="element", params={"by": sel.by, "selector": sel.selector}))
+        out.append(Check(type="text", params={"text": heading.text}))
+    for el in page.elements[:60]:
+        loc = locator(el)
+        loc.pop("index", None)
+        out.append(Check(type="element", params=loc))
+    for quoted in QUOTED.finditer(said):
+        # a text the state's own words quote, where the page shows it ("The page says
+        # 'Pick a tab'"): the check that stands for it
+        text = literal_form(unquote(quoted[0])[0], ctx)[0]
+        if text and text in page.text:
+            out.append(Check(type="text", params={"text": templatise(text, ctx)}))
+    unique: list[Check] = []
+    for check in out:
+        # a check carrying this item's parameter value would not hold for the others
+        if check not in unique and varies_with(check.params, ctx, said) is None:
+            unique.append(check)
+    return {f"c{i}": c for i, c in enumerate(unique, 1)}

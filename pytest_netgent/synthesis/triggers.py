@@ -1,0 +1,348 @@
+"""Reading triggers: the builtin synthesiser's checks for one trigger of a state.
+
+"The URL contains /watch", "the page says 'Saved'", "the Like button is pressed", "a
+video is playing", "the 'QUIC' heading is shown": each reading parses the whole
+sentence, finds what it names on the observed page, and gives checks that stand for
+all its words (:mod:`.grounding`); a trigger that reads and does not hold raises
+:class:`NotHolding`, one that does not read or would not be grounded :class:`Unresolved`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from urllib.parse import urlsplit
+
+from ..browser.session import NETGENT_START_PAGE, START_PAGES
+from ..workflow.automaton import Check
+from . import Context, Unresolved
+from .counts import WrongCount, count_trigger
+from .elements import heading_for, locate, locator, resolve
+from .grounding import ground, shown_words
+from .media import NoMedia, media_trigger
+from .observation import Observation, ObservedElement, Selector
+from .statuses import OtherStatus, status_trigger
+from .words import SHOWN, Target, parse_target, templatise, unquote, with_base
+
+
+class NotHolding(Unresolved):
+    """A trigger that parses but does not hold on the page (the state does not apply)."""
+
+
+class TriggerReader:
+    """Reads one trigger into checks (see the module's doc); it keeps no state."""
+
+    def read(self, ctx: Context, page: Observation, text: str) -> list[Check]:
+        """Checks for one trigger (its placeholders filled) that stand for all its words;
+        :class:`NotHolding` when it reads and does not hold, :class:`Unresolved` when it
+        does not read or would not be grounded."""
+        text = re.sub(r"^(if|when|once)\s+", "", text.strip().rstrip("."), flags=re.I)
+        try:
+            readings = (media_trigger, count_trigger, status_trigger)
+            if check := next(filter(None, (read(text, page) for read in readings)), None):
+                return [check]  # these readings parse the whole sentence: nothing is left
+        except (NoMedia, WrongCount, OtherStatus) as exc:
+            raise NotHolding(str(exc)) from None
+        for parse in (self._address_trigger, self._words_trigger, self._element_trigger):
+            if (reading := parse(ctx, page, text)) is not None:
+                checks, granted = reading if isinstance(reading, tuple) else (reading, set())
+                grounding = ground(text, checks, page, granted=granted, values=check_values(ctx))
+                if grounding.whole:
+                    return checks
+                landmark = self.url_landmark(ctx, page)
+                pinned = [landmark, *checks]  # what the checks do not say, the address may
+                if (
+                    landmark not in checks
+                    and ground(text, pinned, page, granted=granted, values=check_values(ctx)).whole
+                ):
+                    return pinned
+                raise Unresolved(grounding.reason())
+        raise Unresolved(
+            f"not a literal trigger: {text!r} (not grounded: no reading of these rules "
+            "gives checks that stand for its words)"
+        )
+
+    def _address_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
+        """The page's URL or title: "the URL contains /watch", "the title is Home"."""
+        if m := re.fullmatch(r"(?:the )?(?:page )?url (?:is|equals) (.+)", text, re.I):
+            value, quoted = unquote(m[1])
+            if quoted or value.startswith(("http", "/", "{")):
+                return [Check(type="url", params={"url": with_base(value, ctx)})]
+            return self._described_url(ctx, page, text)
+        if m := re.fullmatch(r"(?:the )?(?:page )?url ends with (.+)", text, re.I):
+            value = unquote(m[1])[0]
+            return [Check(type="url", params={"url": re.escape(value) + "$", "match": "pattern"})]
+        if m := re.fullmatch(
+            r"(?:the )?(?:page )?url (contains|includes|has|starts with|begins with) (.+)",
+            text,
+            re.I,
+        ):
+            match = "contains" if m[1].lower() in ("contains", "includes", "has") else "prefix"
+            value = unquote(m[2])[0]
+            if match == "prefix":
+                value = with_base(value, ctx)
+            return [Check(type="url", params={"url": value, "match": match})]
+        if m := re.fullmatch(
+            r"(?:the )?(?:page )?title (is|equals|contains|includes|has|mentions) (.+)", text, re.I
+        ):
+            match = "exact" if m[1].lower() in ("is", "equals") else "contains"
+            return [Check(type="title", params={"title": unquote(m[2])[0], "match": match})]
+        return None
+
+    def _described_url(self, ctx: Context, page: Observation, text: str) -> list[Check]:
+        """ "The URL is the dashboard": this page's address, and what the address does not
+        say of the description, said by the page's title ("Dashboard - Components")."""
+        landmark = self.url_landmark(ctx, page)
+        left = ground(text, [landmark], page, values=check_values(ctx)).missing
+        said = [w for w in left if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", page.title, re.I)]
+        if not left or said != left:
+            return [landmark]  # grounded by the address, or not at all (judged after)
+        found = [re.search(rf"(?<!\w){re.escape(w)}(?!\w)", page.title, re.I) for w in said]
+        titles = [
+            Check(type="title", params={"title": m[0], "match": "contains"}) for m in found if m
+        ]
+        return [landmark, *titles]
+
+    def _words_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
+        """Words on the page: "the page says X", "the banner shows 'Saved'"."""
+        if m := re.fullmatch(
+            r"(?:the )?(?:page|screen) (?:says|shows|displays|contains|mentions|reads) (.+)",
+            text,
+            re.I,
+        ):
+            return [self._text(ctx, page, m[1])]
+        if m := re.fullmatch(
+            r"""(?:the |a |an )?[\w' ]+? (?:says|shows|displays|reads|mentions) """
+            r"""(["'“‘].+["'”’]|[\w.,:%-]+)""",
+            text,
+            re.I,
+        ):
+            # "The cell output shows 42", "The banner says 'Saved'": the words on the page
+            return [self._text(ctx, page, m[1], exact_word=True)]
+        if m := re.fullmatch(
+            r"""(?:the |a |an )?[\w' ]+? (?:says|shows|displays|reads|confirms) (?:that )?(.+)""",
+            text,
+            re.I,
+        ):
+            # "A message says the group was added successfully": the longest run of its
+            # words the page shows (three at least); else another reading may apply
+            with contextlib.suppress(NotHolding, Unresolved):
+                run = self._text(ctx, page, m[1], least=3)
+                # and each other name of the sentence the page shows ("group"): its words,
+                # never a kind, a count, a state or a negation (see shown_words)
+                left = ground(text, [run], page, values=check_values(ctx)).missing
+                return [
+                    run,
+                    *(Check(type="text", params={"text": w}) for w in shown_words(left, page)),
+                ]
+        if m := re.fullmatch(
+            r"""(["'“‘].+["'”’])(?: text)? (?:is|are) (?:shown|visible|displayed|present)""",
+            text,
+            re.I,
+        ):
+            return [self._text(ctx, page, m[1])]
+        return None
+
+    def _element_trigger(
+        self, ctx: Context, page: Observation, text: str
+    ) -> tuple[list[Check], set[str]] | None:
+        """An element, or its state: "the Like button is pressed", "a video is shown";
+        the checks, and the words of the sentence the reading itself stands for."""
+        if m := re.fullmatch(
+            r"(?:the )?(.+?) (shows|indicates|says|tells) (?:that )?([\w' ]+?) (?:is|are) "
+            r"(not )?(pressed|selected|checked|liked|active)",
+            text,
+            re.I,
+        ):
+            # "The Like button shows the article is liked": the state its element carries
+            el = resolve(parse_target(m[1]), page)
+            check = self._state_check(el, m[5].lower(), negative=bool(m[4]))
+            return [check], {m[2], m[5], *(m[4] or "").split(), *m[3].split()}
+        if m := re.fullmatch(
+            r"(?:the )?(.+?) (?:is|are) (not )?(pressed|selected|checked|liked|active)", text, re.I
+        ):
+            el = resolve(parse_target(m[1]), page)
+            check = self._state_check(el, m[3].lower(), negative=bool(m[2]))
+            return [check], {m[3], *(m[2] or "").split()}
+        if m := re.fullmatch(
+            rf"(at least one |some |any )(.+?) (?:is|are) {SHOWN}",
+            text.lower(),
+        ):
+            target = parse_target(m[2])
+            target.ordinal = 0
+            loc = locate(target, page)
+            loc.pop("index", None)
+            return [Check(type="element", params=loc)], set(m[1].split())
+        if m := re.fullmatch(
+            rf"(?:the |a |an )?(.+?) (?:is|are) {SHOWN}|(?:the |a |an )?(.+?) appears?",
+            text,
+            re.I,
+        ):
+            return self._shown(ctx, page, (m[1] or m[2]).strip(), text), set()
+        return None
+
+    def _shown(self, ctx: Context, page: Observation, name: str, said: str) -> list[Check]:
+        """Checks that the element ``name`` is shown, grounding the whole trigger ``said``
+        (see :mod:`.grounding`): the element, else its words (a name or a number), else a
+        heading by that name; the first of these that stands for all of ``said``."""
+        target = parse_target(name)
+        readings: list[list[Check]] = []
+        why: list[str] = []
+        if target.role != "heading":
+            try:
+                readings.append(self._element_reading(ctx, page, target))
+            except Unresolved as exc:
+                if target.role:
+                    raise
+                why.append(exc.reason)
+            if re.fullmatch(r"[A-Z0-9][\w.-]*(?: [A-Z0-9][\w.-]*){0,2}", name):
+                # a name or number ("Ruritania is listed", "City 001 is shown"): the
+                # words on the page, or the state does not apply here
+                readings.append([self._text(ctx, page, f"'{name}'")])
+        with contextlib.suppress(Unresolved):
+            readings.append(self._heading_reading(ctx, page, target))
+        landmark = self.url_landmark(ctx, page)
+        for checks in readings:
+            grounding = ground(said, checks, page, values=check_values(ctx))
+            if grounding.whole:
+                return checks
+            if landmark not in checks:
+                # "the search result", "the user's avatar": what the element's words do not
+                # say, this page's address may ("/search", "/users/4/")
+                pinned = [landmark, *checks]
+                if ground(said, pinned, page, values=check_values(ctx)).whole:
+                    return pinned
+            why.append(grounding.reason())
+        raise Unresolved("; ".join(dict.fromkeys(why)) or f"nothing on the page is {name!r}")
+
+    def _element_reading(self, ctx: Context, page: Observation, target: Target) -> list[Check]:
+        el = resolve(target, page)
+        loc = locator(el)
+        loc.pop("index", None)
+        check = Check(type="element", params=loc)
+        if el.chrome:  # on every page of the site: pin this one by its URL
+            return [self.url_landmark(ctx, page), check]
+        return [check]
+
+    def _heading_reading(self, ctx: Context, page: Observation, target: Target) -> list[Check]:
+        heading, named = heading_for(target, page)
+        if not heading.selectors:
+            raise Unresolved(f"no selector for heading {heading.text!r}")
+        sel = heading.selectors[0]
+        if named and not sel.stable and " >> " not in sel.selector:
+            # the heading the trigger names, by its words (the page's other headings are
+            # its content: never taken by their words unasked)
+            sel = Selector(
+                by="xpath",
+                selector=f"//{heading.tag}[normalize-space()={_xq(heading.text)}]",
+                stable=True,
+            )
+        check = Check(type="element", params={"by": sel.by, "selector": sel.selector})
+        if not (sel.stable and named):  # "a heading" says little: pin the page by URL
+            return [self.url_landmark(ctx, page), check]
+        return [check]
+
+    def _text(
+        self,
+        ctx: Context,
+        page: Observation,
+        phrase: str,
+        *,
+        exact_word: bool = False,
+        least: int = 2,
+    ) -> Check:
+        value, quoted = unquote(phrase)
+        body = page.text
+        if quoted:
+            if value not in body:  # quoted: exactly this text, which is not there
+                raise NotHolding(f"the page does not show {value!r}")
+            return Check(type="text", params={"text": templatise(value, ctx)})
+        if exact_word and re.fullmatch(r"[\w.,:%-]+", value):
+            # one word or number ("shows 42"): that very word, or the state does not apply
+            if not re.search(rf"(?<!\w){re.escape(value)}(?!\w)", body):
+                raise NotHolding(f"the page does not show {value!r}")
+            return Check(type="text", params={"text": templatise(value, ctx)})
+        words = [
+            w.strip("'")
+            for w in re.findall(r"[\w']+", value)
+            if w.lower() not in {"there", "are", "is"}
+        ]
+        for size in range(len(words), max(2, min(least, len(words))) - 1, -1):
+            for start in range(len(words) - size + 1):
+                # the words in this order, whatever the page puts between them (quotes,
+                # "=", a line break): "100 rows where country = \"Genovia\""
+                piece = r"\W+".join(re.escape(w) for w in words[start : start + size])
+                found = re.search(rf"(?<!\w){piece}(?!\w)", body, re.I)
+                if found:
+                    return Check(type="text", params={"text": found.group(0)})
+        raise Unresolved(f"the page does not say {value!r}")
+
+    def _state_check(self, el: ObservedElement, word: str, *, negative: bool) -> Check:
+        attr = (
+            "aria-checked"
+            if word == "checked"
+            else "aria-selected"
+            if word == "selected"
+            else "aria-pressed"
+        )
+        if attr not in el.attrs:
+            raise Unresolved(f"{el.describe()} has no {attr} to tell whether it is {word}")
+        value = "false" if negative else "true"
+        if el.attrs[attr] != value:
+            raise NotHolding(f"{el.describe()} is {attr}={el.attrs[attr]}, not {value}")
+        best = next((s for s in el.selectors if s.by == "css selector" and s.stable), None)
+        if best is not None:
+            return Check(
+                type="element",
+                params={"by": "css selector", "selector": f'{best.selector}[{attr}="{value}"]'},
+            )
+        xp = next((s for s in el.selectors if s.by == "xpath"), None)
+        if xp is not None:
+            xpath = re.sub(r"\[normalize-space\(\)=.*\]$", "", xp.selector)
+            return Check(
+                type="element", params={"by": "xpath", "selector": f"{xpath}[@{attr}='{value}']"}
+            )
+        raise Unresolved(f"no stable selector for {el.describe()}")
+
+    def url_landmark(self, ctx: Context, page: Observation) -> Check:
+        parts = urlsplit(page.url)
+        if page.url in START_PAGES:
+            # written as NetGent writes it, so the repository also replays in NetGent; here
+            # it holds on whichever start page the browser shows (see checks.js)
+            return Check(type="url", params={"url": NETGENT_START_PAGE})
+        if not parts.netloc:
+            return Check(type="url", params={"url": page.url})
+        segments = parts.path.split("/")
+        if any(map(_is_id, segments)):
+            # /admin/auth/user/4/change/: the record's number is this item's, any will do
+            path = "/".join("[^/]+" if _is_id(seg) else re.escape(seg) for seg in segments)
+            return Check(type="url", params={"url": f"{path}(?:[?#]|$)", "match": "pattern"})
+        base = f"{parts.scheme}://{parts.netloc}{parts.path}"
+        if parts.query:
+            return Check(type="url", params={"url": with_base(base + "?", ctx), "match": "prefix"})
+        if parts.path.endswith("/") or parts.path.count("/") < 2:
+            return Check(type="url", params={"url": with_base(base, ctx)})
+        # /wiki/article/quic: the last segment names one item of many
+        folder = base[: base.rindex("/") + 1]
+        return Check(type="url", params={"url": with_base(folder, ctx), "match": "prefix"})
+
+
+def check_values(ctx: Context) -> dict[str, str]:
+    """What the placeholders of a check synthesised for ``ctx`` stand for."""
+    return {**ctx.values, "base_url": ctx.base_url}
+
+
+def _xq(text: str) -> str:
+    """``text`` as an XPath string literal."""
+    if "'" not in text:
+        return f"'{text}'"
+    if '"' not in text:
+        return f'"{text}"'
+    return "concat(" + ', "\'", '.join(f"'{part}'" for part in text.split("'")) + ")"
+
+
+def _is_id(segment: str) -> bool:
+    """A path segment naming one record: a number, or a hexadecimal id or UUID."""
+    return segment.isdigit() or bool(
+        re.fullmatch(r"[0-9a-f]{8,}(?:-[0-9a-f]{4,})*", segment, re.I) and re.search(r"\d", segment)
+    )
