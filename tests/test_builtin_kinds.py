@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_netgent.replay.run import TimelineEvent
-from pytest_netgent.replay.runner import _answered_otherwise
+from pytest_netgent.replay.verify import answered_otherwise
 from pytest_netgent.synthesis import Context, NothingApplies
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, NotHolding
 from pytest_netgent.synthesis.counts import WrongCount, count_trigger
@@ -77,8 +77,10 @@ def test_a_message_sentence_holds_by_the_words_the_page_shows(ctx: Context) -> N
     synth = BuiltinSynthesiser()
     saved = page(text="The group “night-shift” was added successfully.\nSelect group to change")
     spec = StateSpec(name="Added", triggers=["A message says the group was added successfully"])
-    checks = synth.define_triggers(ctx, saved, spec, only_literal=True)
-    assert [c.params.get("text") for c in checks] == ["was added successfully"]
+    checks = synth.define_triggers(ctx, saved, spec)
+    # the longest run of its words, and its other name the page shows: every word stands
+    # for something checked ("was added successfully" alone holds for a user too)
+    assert [c.params.get("text") for c in checks] == ["was added successfully", "group"]
     assert synth.verdict(ctx, saved, spec) == "yes"
     assert synth.verdict(ctx, page(text="Select group to change"), spec) == "unknown"
 
@@ -116,7 +118,7 @@ def test_an_end_state_holds_by_its_literal_triggers_when_others_do_not_parse(
 
 def test_a_record_id_in_the_address_is_any_id(ctx: Context) -> None:
     synth = BuiltinSynthesiser()
-    spec = StateSpec(name="User", triggers=["We are on the user's page"])
+    spec = StateSpec(name="User", triggers=["The URL is the user's page"])
     url = "http://127.0.0.1:8000/admin/auth/user/4/change/?_changelist_filters=q%3Dcarol"
     (address, *_) = synth.define_triggers(ctx, page(url=url), spec)
     assert address.params == {
@@ -153,14 +155,14 @@ def test_a_verification_replay_the_site_answered_otherwise_is_told_apart() -> No
     recorded = _events(("Login", "/login/"), ("List", "/group/"), form, ("Added", "/group/"))
     # the same states on the same pages, until the site answered the form otherwise
     replay = _events(("Login", "/login/"), ("List", "/group/"), form, form, form)
-    assert _answered_otherwise(recorded, replay) == (
+    assert answered_otherwise(recorded, replay) == (
         "verified by replay up to state 'Form'; after its actions the site answered with "
         "/group/add/ instead of /group/"
     )
     # another state on the page the recording saw: the states are at fault
-    assert _answered_otherwise(recorded, _events(("Login", "/login/"), ("Form", "/group/"))) == ""
+    assert answered_otherwise(recorded, _events(("Login", "/login/"), ("Form", "/group/"))) == ""
     # the replay went elsewhere from its first page: nothing was verified
-    assert _answered_otherwise(recorded, _events(("Form", "/group/add/"))) == ""
+    assert answered_otherwise(recorded, _events(("Form", "/group/add/"))) == ""
 
 
 def test_status_triggers_read_an_attribute_the_subject_carries(ctx: Context) -> None:

@@ -38,8 +38,9 @@ from ..workflow.window import parse_window, window_text
 from .picking import after_record, forget_step
 from .preflight import GIVEN, heal_fix, vet
 from .recorder import StatesProposed, SynthesisFailed, save
-from .run import PicturesWatcher, RunResult, RunSettings, TimelineEvent
+from .run import PicturesWatcher, RunResult, RunSettings
 from .settings import ReplaySettings
+from .verify import Seen, answered_otherwise, misjudged, recorded_path, unwritten
 from .wiring import Wired, run_states
 
 if TYPE_CHECKING:
@@ -283,8 +284,13 @@ class NetgentBrowser:
         assert wired.recorder is not None
         result = wired.result
         doc = wired.recorder.document(wired.engine, previous)
+        made = ", ".join(repr(n) for n in sorted(wired.recorder.made))
+        if why := unwritten(spec, doc.states):
+            self._declined(wired, made, why)
+            return
         self._pool.reset(result.origins)
         self._pool.size_window(window)
+        seen = Seen()
         check = run_states(
             self.driver,
             spec.name,
@@ -299,18 +305,25 @@ class NetgentBrowser:
             ),
             order=[s.name for s in spec.states],
             guard=guard,
+            watchers=(seen,),
         ).result
         self.origins |= check.origins
+        recorded = recorded_path(result.timeline)
         if check.passed:
+            if why := misjudged(spec, doc.states, recorded, check, seen):
+                self._declined(wired, made, why)
+                return
             wired.engine.event("record", detail="the states made replay to the end")
             return
         why = getattr(check.error, "reason", "") or str(check.error)
-        if answered := _answered_otherwise(result.timeline, check.timeline):
+        if answered := answered_otherwise(result.timeline, check.timeline):
             # the same states took the same steps, and the site answered them otherwise
             # (an action with a lasting effect: adding a name that now exists)
+            if wrong := misjudged(spec, doc.states, recorded, check, seen, walked=False):
+                self._declined(wired, made, wrong)
+                return
             wired.engine.event("record", detail=f"{answered}; the replay then failed: {why}")
             return
-        made = ", ".join(repr(n) for n in sorted(wired.recorder.made))
         result.passed = False
         result.error = ReplayError(
             f"the states recorded ({made}) reached the end, but replaying them does not "
@@ -318,6 +331,20 @@ class NetgentBrowser:
             "make the triggers of these states literal (\"The page says '...'\"), or "
             "record with a stronger model",
             getattr(check.error, "context", None),
+            cause=SynthesisFailed.cause,
+        )
+
+    @staticmethod
+    def _declined(wired: Wired, made: str, why: str) -> None:
+        """The recording reached its end state, but what it made is not confirmed: a
+        decline, and nothing is written."""
+        result = wired.result
+        result.passed = False
+        result.error = ReplayError(
+            f"the recording reached its end state, but the states made ({made}) are not "
+            f"verified: {why}; nothing was written. Write the triggers literally, saying "
+            'what tells each page apart ("The page says \'...\'", "The URL contains '
+            "'...'\"), or record with a stronger model",
             cause=SynthesisFailed.cause,
         )
 
@@ -349,24 +376,6 @@ class NetgentBrowser:
                 "(--netgent-record=propose); copy that file over the cached one to "
                 "accept them"
             )
-
-
-def _answered_otherwise(recorded: list[TimelineEvent], replay: list[TimelineEvent]) -> str:
-    """Where a verification replay went through the recording's states on the same
-    pages, until, after the same state's actions, the site led to another page: the
-    states are not at fault, the site's answer changed (``""`` when that is not so)."""
-
-    def path(timeline: list[TimelineEvent]) -> list[tuple[str, str]]:
-        return [(e.state, e.url) for e in timeline if e.event == "state"]
-
-    made, again = path(recorded), path(replay)
-    same = next((i for i, (a, b) in enumerate(zip(made, again, strict=False)) if a != b), None)
-    if not same or made[same][1] == again[same][1]:
-        return ""  # no common start, none differs, or another state on the same page
-    return (
-        f"verified by replay up to state {made[same - 1][0]!r}; after its actions the site "
-        f"answered with {again[same][1]} instead of {made[same][1]}"
-    )
 
 
 @dataclass
