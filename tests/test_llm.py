@@ -15,20 +15,25 @@ from pytest_netgent.synthesis.models import ModelSpecError, load_model
 
 from .helpers import Project
 
+# Triggers the builtin does not read ("not a literal trigger"), each of whose words a check
+# the page offers stands for: the address ("wiki", "home", "search", "article") and the
+# article's text ("QUIC"). A trigger no offered check could stand for is declined without
+# asking the model; an answer whose checks leave a word over is refused
+# (test_a_model_answer_that_leaves_words_ungrounded_is_refused).
 VAGUE = """
 name: vague
 start_url: "{base_url}/wiki/"
 vars: {topic: QUIC}
 states:
   - name: Start
-    triggers: [We are at the beginning]
+    triggers: [We are on the wiki home page]
     actions:
       - Look up {topic} using the site's finder
   - name: Found
-    triggers: [Matches are listed]
+    triggers: [We are on the search page]
     actions: [Open the top match]
   - name: Reading
-    triggers: [We are reading about the topic]
+    triggers: [We are on the QUIC article]
     end: Read
 """
 
@@ -101,7 +106,8 @@ VAGUE_REPLIES = [
     reply(checks=["c2"], reasoning="search page"),
     reply(action="click", mmid=5, params={}, done=True, reasoning="top match"),
     reply(state="Reading", reasoning="article"),
-    reply(checks=["c2"], reasoning="article pages"),
+    # the article pages' address stands for "article", the page's text 'QUIC' for "QUIC"
+    reply(checks=["c2", "c5"], reasoning="article pages that say QUIC"),
 ]
 
 
@@ -136,6 +142,7 @@ def test_record_with_llm_then_replay_without_it(project: Project) -> None:
     assert start["actions"][0]["params"]["selector"] == "#search-input"
     assert found["actions"][0]["type"] == "click"
     assert reading["checks"][0]["params"] == {"url": "{base_url}/wiki/article/", "match": "prefix"}
+    assert reading["checks"][1] == {"type": "text", "params": {"text": "QUIC"}}  # "QUIC"
 
     sent = prompts(project)
     assert len(sent) == 9
@@ -179,22 +186,40 @@ def test_literal_steps_cost_no_llm_call(project: Project) -> None:
 def test_beside_the_builtin_the_model_decides_only_what_the_builtin_declines(
     project: Project,
 ) -> None:
-    """A vague trigger and a search the builtin reads itself (its landmarks, its search
-    rule); the one instruction it cannot read goes to the model: one call, and the item
-    records as it would with the builtin alone, plus that step."""
+    """A search and literal triggers the builtin reads itself (its search rule, the URL, an
+    article's heading); what it declines goes to the model: the vague trigger of the first
+    state (the builtin names it, and puts no landmarks of the page in its place) and the
+    one instruction it cannot read. Two calls, and nothing the builtin decides is asked."""
     wording = [
         ("Look up {topic} using the site's finder", "Search for {topic}"),
-        ("Matches are listed", "The URL contains /search"),
+        ("We are on the search page", "The URL contains /search"),
         ("Open the top match", "Go with your favourite"),
-        ("We are reading about the topic", "An article heading is shown"),
+        ("We are on the QUIC article", "An article heading is shown"),
     ]
     project.workflow("vague", functools.reduce(lambda text, w: text.replace(*w), wording, VAGUE))
-    model_project(project, [reply(action="click", mmid=5, params={}, done=True, reasoning="1st")])
+    # the builtin alone declines the vague trigger, naming it, and records nothing
+    alone = project.run("--netgent-record")
+    alone.assert_outcomes(failed=1)
+    alone.stdout.fnmatch_lines(
+        ["  reason: *could not decide: not a literal trigger: 'We are on the wiki home page'*"]
+    )
+    assert not (project.path / "__netgent__").exists()
+    model_project(
+        project,
+        [
+            reply(checks=["c1"], reasoning="the home page URL"),
+            reply(action="click", mmid=5, params={}, done=True, reasoning="1st"),
+        ],
+    )
     result = project.run("--netgent-record")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*steps resolved: * by builtin, 1 by the LLM; LLM calls: 1,*"])
-    (sent,) = prompts(project)
-    assert "# Instruction: Go with your favourite" in sent
+    result.stdout.fnmatch_lines(["*steps resolved: * by builtin, 2 by the LLM; LLM calls: 2,*"])
+    triggers, click = prompts(project)
+    assert "# State: Start\nTriggers:\n- We are on the wiki home page\n" in triggers
+    assert "c1: url exact '{base_url}/wiki/'" in triggers
+    assert "# Instruction: Go with your favourite" in click
+    doc = json.loads((project.path / "__netgent__" / "vague" / "vague.json").read_text())
+    assert doc["states"][0]["checks"] == [{"type": "url", "params": {"url": "{base_url}/wiki/"}}]
     project.run().assert_outcomes(passed=1)
 
 
@@ -220,6 +245,63 @@ def test_garbage_output_is_retried_then_fails_with_cache_untouched(project: Proj
     assert "Input should be 'Start'" in sent[2][4], sent[2][4]
 
 
+def test_a_model_answer_that_leaves_words_ungrounded_is_refused(project: Project) -> None:
+    """The checks a model chooses must stand for every word of the trigger, as the
+    builtin's must: the article pages' address says "article" but not "QUIC", so that
+    answer is refused, the model is told which word no check stands for, and its second
+    answer, which adds the text 'QUIC', is the one recorded."""
+    project.workflow(
+        "article",
+        """
+        name: article
+        start_url: "{base_url}/wiki/article/quic"
+        states:
+          - name: Reading
+            triggers: [We are on the QUIC article]
+            end: Read
+        """,
+    )
+    model_project(
+        project,
+        [
+            reply(state="Reading", reasoning="the article"),
+            reply(checks=["c2"], reasoning="article pages"),
+            reply(checks=["c2", "c5"], reasoning="article pages that say QUIC"),
+        ],
+    )
+    result = project.run(*MODEL_DECIDES)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "article.netgent.yaml::article: synthesised 'Reading'; 1 invalid model answers "
+            "(each retried) -> *article.json",
+            "1 states synthesised, 0 healed, 1 files written; steps resolved: 0 by builtin, 2 by "
+            "the LLM; LLM calls: 3, tokens: 360, invalid answers: 1",
+        ]
+    )
+    sent = json.loads((project.path / "prompts.json").read_text())
+    assert len(sent) == 3
+    assert "c2: url prefix '{base_url}/wiki/article/'" in sent[1][0]
+    assert "c5: text contains 'QUIC'" in sent[1][0]
+    # the second DEFINE_TRIGGERS prompt: the refused answer, and why it was refused
+    assert sent[2][0] == sent[1][0]  # the same question, asked again
+    refused, why = sent[2][1], sent[2][2]
+    assert json.loads(refused)["checks"] == ["c2"]
+    assert why.startswith(
+        "That answer cannot be used: trigger 'We are on the QUIC article' is "
+        "not grounded: no check stands for 'QUIC' (checks found: url prefix "
+        "'{base_url}/wiki/article/')"
+    ), why
+    assert "add the checks that stand for those words" in why
+    doc = json.loads((project.path / "__netgent__" / "article" / "article.json").read_text())
+    (reading,) = doc["states"]
+    assert reading["checks"] == [
+        {"type": "url", "params": {"url": "{base_url}/wiki/article/", "match": "prefix"}},
+        {"type": "text", "params": {"text": "QUIC"}},
+    ]
+    project.run().assert_outcomes(passed=1)
+
+
 def test_secret_never_reaches_the_model(project: Project) -> None:
     project.workflow(
         "login",
@@ -230,11 +312,11 @@ def test_secret_never_reaches_the_model(project: Project) -> None:
         secrets: {password: NETGENT_LLM_PASSWORD}
         states:
           - name: Login
-            triggers: [We are asked to identify ourselves]
+            triggers: [We are on the wiki's login form]
             actions:
               - Sign into the account as {user} with {password}
           - name: Account
-            triggers: [We are signed in]
+            triggers: ['We are welcomed as {user}']
             end: Signed in
         """,
     )
@@ -242,12 +324,13 @@ def test_secret_never_reaches_the_model(project: Project) -> None:
         project,
         [
             reply(state="Login"),
-            reply(checks=["c1"]),
+            # the login page's address stands for "wiki's" and "login", its button for "form"
+            reply(checks=["c1", "c12"]),
             reply(action="type", mmid=5, params={"text": "{user}"}, done=False, reasoning="u"),
             reply(action="type", mmid=6, params={"text": "{password}"}, done=False, reasoning="p"),
             reply(action="click", mmid=7, done=True, reasoning="submit the form"),
             reply(state="Account"),
-            reply(checks=["c1"]),
+            reply(checks=["c4"]),  # the heading 'Welcome, researcher'
         ],
     )
     os.environ["NETGENT_LLM_PASSWORD"] = "netgent-pass"
@@ -256,6 +339,7 @@ def test_secret_never_reaches_the_model(project: Project) -> None:
     finally:
         del os.environ["NETGENT_LLM_PASSWORD"]
     result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*LLM calls: 7, tokens: 840, invalid answers: 0"])
     sent = (project.path / "prompts.json").read_text()
     assert "{password} = (secret, never shown)" in sent
     assert "netgent-pass" not in sent
@@ -341,8 +425,9 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
                 action["params"]["alternatives"] = [{"by": "css selector", "selector": "#gone"}]
     cache.write_text(json.dumps(doc))
     before = {s["name"]: json.dumps(s) for s in doc["states"]}
-    # On the changed UI the URLs and the result's link text still match, but the search
-    # box lost its id: only that state's actions are resynthesised.
+    # On the changed UI the URLs, the result's link text and the article's text 'QUIC'
+    # still match, but the search box lost its id: only that state's actions are
+    # resynthesised.
     model_project(
         project,
         [
