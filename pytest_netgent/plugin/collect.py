@@ -292,6 +292,7 @@ class WorkflowItem(ReportsErrors, pytest.Function):
             artifacts=artifacts,
             check=False,
             synthesiser=synthesiser,
+            on_end=self._end_reached(browser),
         )
         # the run of this item, with its parameters (wiki[alice]), not of the bare workflow
         for event in result.timeline[:1]:
@@ -310,6 +311,14 @@ class WorkflowItem(ReportsErrors, pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.loaded.line - 1, f"workflow {self.name}"
+
+    def _end_reached(self, browser: Any) -> Callable[[Any], None] | None:
+        """What tells ``pytest_netgent_end_reached`` of this item's end, if anything
+        implements it (else nothing follows the run's events for it)."""
+        hook = self.ihook.pytest_netgent_end_reached
+        if not hook.get_hookimpls():
+            return None
+        return lambda event: hook(item=self, driver=browser.driver, state=event.state)
 
 
 class WorkflowErrorItem(pytest.Item):

@@ -118,6 +118,22 @@ def _said(event: TimelineEvent) -> str:
     return f"{said}: {detail}" if detail else said
 
 
+class EndWatcher:
+    """Calls ``reached`` with the ``end`` event the moment a run reaches its end state,
+    while the browser is still on that page (a recording's verification replay comes
+    after, in the same browser)."""
+
+    def __init__(self, reached: Callable[[TimelineEvent], None]) -> None:
+        self.reached = reached
+
+    def event(self, event: TimelineEvent) -> None:
+        if event.event == "end":
+            self.reached(event)
+
+    def tick(self, tick: Tick) -> None:
+        """Looks at the page are not its concern."""
+
+
 class PicturesWatcher:
     """Tells a browser's pictures (``--netgent-live PORT``, ``--netgent-video``) each
     timeline event, as the log says it (values already redacted)."""

@@ -38,7 +38,7 @@ from ..workflow.window import parse_window, window_text
 from .picking import after_record, forget_step
 from .preflight import GIVEN, heal_fix, vet
 from .recorder import StatesProposed, SynthesisFailed, save
-from .run import PicturesWatcher, RunResult, RunSettings
+from .run import EndWatcher, PicturesWatcher, RunResult, RunSettings, TimelineEvent
 from .settings import ReplaySettings
 from .verify import Seen, answered_otherwise, misjudged, recorded_path, unwritten
 from .wiring import Wired, run_states
@@ -135,6 +135,7 @@ class NetgentBrowser:
         synthesiser: Synthesiser | None = None,
         duration: float | None = None,
         cancel: threading.Event | None = None,
+        on_end: Callable[[TimelineEvent], None] | None = None,
     ) -> RunResult:
         """Replay a workflow and return its result.
 
@@ -145,7 +146,9 @@ class NetgentBrowser:
         builtin) and writes the cache after a passing run. With ``check`` (the default) a
         failed run raises its :class:`NetgentError`; otherwise it is on ``result.error``.
         ``duration`` replaces the workflow's own; setting ``cancel`` stops the run at its
-        next step (:class:`~pytest_netgent.errors.RunStopped`).
+        next step (:class:`~pytest_netgent.errors.RunStopped`). ``on_end`` is called with
+        the ``end`` event the moment the end state is reached, the browser still on its
+        page (before a recording's verification replay leaves it).
         """
         __tracebackhide__ = True
         loaded = _loaded(workflow, name)
@@ -185,7 +188,10 @@ class NetgentBrowser:
             window=window_text(window),
             guard=guard,
             trace=self.trace,
-            watchers=tuple(PicturesWatcher(p, self._current_tab) for p in pictures),
+            watchers=(
+                *(PicturesWatcher(p, self._current_tab) for p in pictures),
+                *([EndWatcher(on_end)] if on_end is not None else []),
+            ),
         )
         result = wired.result
         for follower in pictures:

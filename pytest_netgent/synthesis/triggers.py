@@ -49,12 +49,7 @@ class TriggerReader:
                 grounding = ground(text, checks, page, granted=granted, values=check_values(ctx))
                 if grounding.whole:
                     return checks
-                landmark = self.url_landmark(ctx, page)
-                pinned = [landmark, *checks]  # what the checks do not say, the address may
-                if (
-                    landmark not in checks
-                    and ground(text, pinned, page, granted=granted, values=check_values(ctx)).whole
-                ):
+                if (pinned := self._said_by_page(ctx, page, text, checks, granted)) is not None:
                     return pinned
                 raise Unresolved(grounding.reason())
         raise Unresolved(
@@ -90,18 +85,61 @@ class TriggerReader:
         return None
 
     def _described_url(self, ctx: Context, page: Observation, text: str) -> list[Check]:
-        """ "The URL is the dashboard": this page's address, and what the address does not
-        say of the description, said by the page's title ("Dashboard - Components")."""
+        """ "The URL is the dashboard": this page's address, with what it does not say of
+        the description said by the page itself (see :meth:`_said_by_page`)."""
         landmark = self.url_landmark(ctx, page)
-        left = ground(text, [landmark], page, values=check_values(ctx)).missing
-        said = [w for w in left if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", page.title, re.I)]
-        if not left or said != left:
-            return [landmark]  # grounded by the address, or not at all (judged after)
-        found = [re.search(rf"(?<!\w){re.escape(w)}(?!\w)", page.title, re.I) for w in said]
-        titles = [
-            Check(type="title", params={"title": m[0], "match": "contains"}) for m in found if m
+        return self._said_by_page(ctx, page, text, [landmark], set()) or [landmark]
+
+    def _said_by_page(
+        self, ctx: Context, page: Observation, text: str, checks: list[Check], granted: set[str]
+    ) -> list[Check] | None:
+        """``checks`` with what they do not say of ``text`` said by the page as a whole:
+        its address ("the search results" on ``/search``; "the cities table" on
+        ``/atlas/cities``, its exact path), its title ("the Django administration login
+        form": the title "Log in | Django site admin"), its main heading; each added only
+        for words it stands for. ``None`` when the words are not all stood for so."""
+        values = check_values(ctx)
+        added: list[Check] = []
+        left = ground(text, checks, page, granted=granted, values=values).missing
+        exact = templatise(page.url.split("?")[0].split("#")[0], ctx)
+        pins: list[Check | None] = [
+            self.url_landmark(ctx, page),
+            Check(type="url", params={"url": exact}),
         ]
-        return [landmark, *titles]
+        for heading in page.headings[:3]:
+            if not heading.selectors:
+                continue
+            sel = heading.selectors[0]
+            if not sel.stable and " >> " not in sel.selector:  # the heading by its words
+                sel = Selector(
+                    by="xpath",
+                    selector=f"//{heading.tag}[normalize-space()={_xq(heading.text)}]",
+                    stable=True,
+                )
+            pins.append(Check(type="element", params={"by": sel.by, "selector": sel.selector}))
+        pins += [self._title_words(page, w) for w in left]
+        if names := shown_words(left, page):
+            # the names as the page writes them, in a row ("Django administration")
+            run = r"\W+".join(re.escape(w) for w in names)
+            if found := re.search(rf"(?<!\w){run}(?!\w)", page.text):
+                pins.append(Check(type="text", params={"text": templatise(found[0], ctx)}))
+        for pin in pins:
+            if not left:
+                break
+            if pin is None or pin in checks or pin in added:
+                continue
+            fewer = ground(text, [*added, pin, *checks], page, granted=granted, values=values)
+            if len(fewer.missing) < len(left):
+                added, left = [*added, pin], fewer.missing
+        return None if left else [*added, *checks]
+
+    @staticmethod
+    def _title_words(page: Observation, word: str) -> Check | None:
+        """A title check for ``word`` as the page's title writes it, if it does."""
+        found = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", page.title, re.I)
+        return (
+            Check(type="title", params={"title": found[0], "match": "contains"}) if found else None
+        )
 
     def _words_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
         """Words on the page: "the page says X", "the banner shows 'Saved'"."""
@@ -201,17 +239,14 @@ class TriggerReader:
                 readings.append([self._text(ctx, page, f"'{name}'")])
         with contextlib.suppress(Unresolved):
             readings.append(self._heading_reading(ctx, page, target))
-        landmark = self.url_landmark(ctx, page)
         for checks in readings:
             grounding = ground(said, checks, page, values=check_values(ctx))
             if grounding.whole:
                 return checks
-            if landmark not in checks:
-                # "the search result", "the user's avatar": what the element's words do not
-                # say, this page's address may ("/search", "/users/4/")
-                pinned = [landmark, *checks]
-                if ground(said, pinned, page, values=check_values(ctx)).whole:
-                    return pinned
+            # "the search result", "the user's avatar": what the element's words do not
+            # say, the page's address or title may ("/search", "/users/4/")
+            if (pinned := self._said_by_page(ctx, page, said, checks, set())) is not None:
+                return pinned
             why.append(grounding.reason())
         raise Unresolved("; ".join(dict.fromkeys(why)) or f"nothing on the page is {name!r}")
 
