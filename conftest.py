@@ -1,7 +1,8 @@
 """Root conftest: serves the local applications of fixtures/ for the example suites.
 
 ``--site-variant=changed`` serves the changed UI, so that every example workflow can be
-shown to fail with a UI-drift report.
+shown to fail with a UI-drift report. Every workflow item's final page is checked against
+its independent goal (the ``goals.yaml`` of its folder, see fixtures/goals.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from fixtures import VARIANTS, serve
+from fixtures.goals import pytest_netgent_end_reached, pytest_netgent_run_finished  # noqa: F401  (each goals.yaml)
 
 # The passwords of the local NetWiki's and Chirp's test accounts, which the
 # example workflows read as a secret from the environment; a real site's password

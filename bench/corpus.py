@@ -7,7 +7,8 @@ version, started on 127.0.0.1):
 - **record from nothing**: the same workflows without any cached state, recorded with
   ``--netgent-record`` and the builtin synthesiser (no model, no key). An item is
   *green* only when it passes **and** goes through the same states as the hand-written
-  replay (a pass that skips states is counted *wrong*); *could-not-decide* when the
+  replay (a pass that skips states is counted *wrong*, and so is a pass whose final page
+  misses the workflow's independent goal, fixtures/goals.py); *could-not-decide* when the
   synthesiser said it could not, or stopped a state that did not advance the page or
   would have run again where it already ran; *loops* when the run went on until
   ``max_steps`` or its timeout;
@@ -24,6 +25,7 @@ Prints a line per application, the totals, and last ``corpus replay: N/M; ...``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -61,6 +63,18 @@ class Item:
     message: str = ""
     states: str = ""
     seconds: float = 0.0
+    goal: dict[str, Any] | None = None
+    """The item's independent goal check (fixtures/goals.py's ``netgent_goal`` property:
+    ``met``, ``missed``, ``passed``), None when it had no goal checked."""
+
+    @property
+    def goal_missed(self) -> list[str] | None:
+        """What the final page missed of the goal when the run itself passed (its item
+        then failed on the goal alone), else None."""
+        goal = self.goal
+        if goal is None or not goal.get("passed") or goal.get("met"):
+            return None
+        return [str(m) for m in goal.get("missed", [])] or ["(no detail)"]
 
 
 @dataclass
@@ -125,13 +139,27 @@ def run_pytest(folder: Path, *args: str) -> list[Item]:
                 message,
                 props.get("netgent_states", ""),
                 float(case.get("time", 0)),
+                _goal(props.get("netgent_goal")),
             )
         )
     return items
 
 
+def _goal(value: str | None) -> dict[str, Any] | None:
+    """The ``netgent_goal`` property's JSON, or None."""
+    if not value:
+        return None
+    try:
+        goal = json.loads(value)
+    except ValueError:
+        return None
+    return goal if isinstance(goal, dict) else None
+
+
 def classify(item: Item, replayed: dict[tuple[str, str], str]) -> str:
     """green, wrong, could-not-decide, loops or other."""
+    if item.goal_missed is not None:
+        return "wrong"  # it passed, on a page that is not the workflow's goal
     if item.outcome == "passed":
         expected = replayed.get((item.app, item.name))
         return "green" if expected and item.states == expected else "wrong"

@@ -9,8 +9,12 @@ Records workflows with no cached state, once per configuration:
   model for what they decline.
 
 Each item is *green* when the record passes, goes through the same states as a plain
-replay of the committed (hand-made) states, and a plain replay of what it wrote passes
-too; *wrong* when the record passes but one of those does not hold; *declined* when the
+replay of the committed (hand-made) states, its final page meets the workflow's
+independent goal (the ``goals.yaml`` of its folder, checked by fixtures/goals.py and
+reported as the item's ``netgent_goal`` property), and a plain replay of what it wrote
+passes and meets that goal too; *wrong* when the record passes but one of those does not
+hold (a record whose item failed on its goal alone passed: it is *wrong*, the goal's
+misses shown); *declined* when the
 synthesiser said it could not decide (the step it stopped at is shown); *other* for any
 other failure (a model error, a limit, a timeout). Prints a row per item with the verdict,
 the LLM calls, tokens and seconds of each configuration, the totals, and last
@@ -79,6 +83,7 @@ INI = (
 )
 QUICK = "quic"
 QUICK_WORKFLOW = (ROOT / "fixtures" / "workflows" / "quic.netgent.yaml").read_text()
+QUICK_GOALS = (ROOT / "fixtures" / "workflows" / "goals.yaml").read_text()
 QUICK_REFERENCE = {(QUICK, "quic"): "Home > Article"}
 VERDICTS = ("green", "declined", "wrong", "other")
 
@@ -107,6 +112,7 @@ def layout(dest: Path, groups: list[str], *, with_states: bool) -> None:
         elif group == QUICK:
             (dest / group).mkdir()
             (dest / group / "quic.netgent.yaml").write_text(QUICK_WORKFLOW)
+            (dest / group / "goals.yaml").write_text(QUICK_GOALS)  # its goal, as any group's
 
 
 def run(folder: Path, *args: str) -> tuple[list[corpus_bench.Item], str]:
@@ -160,13 +166,21 @@ def verdict(
     item: corpus_bench.Item, expected: str | None, replayed: corpus_bench.Item | None
 ) -> tuple[str, str]:
     """green, declined, wrong or other, and what to show for it."""
+    if (missed := item.goal_missed) is not None:  # it passed, on the wrong page
+        return "wrong", f"the record passed but missed its goal: {'; '.join(missed)}"
     if item.outcome == "passed":
         if expected is None:
             return "wrong", "no passing replay of the committed states to compare with"
         if item.states != expected:
             return "wrong", f"went {item.states or '(nowhere)'}; committed: {expected}"
+        if item.goal is None or not item.goal.get("met"):
+            return "wrong", "its goal was not checked (no goals.yaml entry reported)"
+        if replayed is not None and (missed := replayed.goal_missed) is not None:
+            return "wrong", f"the replay of what it wrote missed its goal: {'; '.join(missed)}"
         if replayed is None or replayed.outcome != "passed":
             return "wrong", f"the replay of what it wrote failed: {reason(replayed)}"
+        if replayed.goal is None or not replayed.goal.get("met"):
+            return "wrong", "the replay of what it wrote had no goal checked"
         return "green", ""
     if item.outcome == "failure" and (
         corpus_bench.classify(item, {}) == "could-not-decide" or "synthesis failure" in item.message
@@ -188,7 +202,7 @@ def record(
     items, missing = run(folder, *flags)
     usage = records(folder / "junit.xml")
     replays: dict[tuple[str, str], corpus_bench.Item] = {}
-    if any(i.outcome == "passed" for i in items):
+    if any(i.outcome == "passed" or i.goal_missed is not None for i in items):
         replays = {(i.app, i.name): i for i in run(folder)[0]}
     rows: dict[tuple[str, str], Row] = {}
     for item in items:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from corpus import ADMIN_PASSWORD, serve
+from fixtures.goals import pytest_netgent_end_reached, pytest_netgent_run_finished  # noqa: F401  (goals.yaml)
 
 os.environ.setdefault("CORPUS_ADMIN_PASSWORD", ADMIN_PASSWORD)
 

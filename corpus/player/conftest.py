@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from corpus import serve
+from fixtures.goals import pytest_netgent_end_reached, pytest_netgent_run_finished  # noqa: F401  (goals.yaml)
 
 
 @pytest.fixture(scope="session")
