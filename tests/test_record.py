@@ -233,9 +233,17 @@ def test_wiki_examples_record_offline_from_nothing_and_heal(
     run("-n", "2").assert_outcomes(passed=6)
     run("-n", "2", "--site-variant=changed").assert_outcomes(failed=6)
     healed = run("-n", "2", "--site-variant=changed", "--netgent-record")
-    healed.assert_outcomes(passed=6)
-    healed.stdout.fnmatch_lines(["0 states synthesised, * healed, 4 files written;*"])
-    run("-n", "2", "--site-variant=changed").assert_outcomes(passed=6)
+    # the changed UI's Favourite button carries no pressed state (no aria-pressed): "The
+    # Like button is not pressed" stands for nothing there, and that state is declined,
+    # never healed into "a Favourite button exists" (which holds once liked, too)
+    healed.assert_outcomes(passed=5, failed=1)
+    healed.stdout.fnmatch_lines(
+        [
+            "0 states synthesised, * healed, 3 files written;*",
+            "*FAILED*like.netgent.yaml::login-and-like - synthesis fail*",
+        ]
+    )
+    run("-n", "2", "--site-variant=changed").assert_outcomes(passed=5, failed=1)
 
 
 def test_a_plugin_can_swap_the_synthesiser(project: Project) -> None:

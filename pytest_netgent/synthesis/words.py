@@ -41,6 +41,7 @@ SYNONYMS = [
     ("next", "more", "forward"),
     ("previous", "prev"),
     ("article", "page", "entry"),
+    ("welcome", "hello", "greeting"),
 ]
 STOP = {"the", "a", "an", "on", "of", "to", "in", "into", "for", "with", "this", "that", "your"}
 
