@@ -11,6 +11,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import aiortc  # noqa: F401  (see below)
 import pytest
@@ -161,3 +162,23 @@ def remote_site(tmp_path: Path) -> Iterator[str]:
                 server.stdout.close()
         subprocess.run(["ip", "link", "del", host_end], capture_output=True)
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+@pytest.fixture
+def page_at(netgent_browser: Any, base_url: str) -> Any:
+    """``page_at(path, wait_for="body")``: the local sites' page at ``path``, as synthesis
+    observes it, once ``wait_for`` (a CSS selector) is on it."""
+    from pytest_netgent.synthesis.observation import Observation, observe
+
+    def go(path: str, wait_for: str = "body") -> Observation:
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        driver = netgent_browser.driver
+        driver.get(base_url + path)
+        WebDriverWait(driver, 10, 0.05).until(
+            ec.presence_of_element_located(("css selector", wait_for))
+        )
+        return observe(driver)
+
+    return go

@@ -6,30 +6,13 @@ from typing import Any
 
 import pytest
 
-from pytest_netgent import NetgentBrowser
 from pytest_netgent.synthesis import Context, NothingApplies, Unresolved
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, holds_on, parse_target
-from pytest_netgent.synthesis.observation import Observation, observe
+from pytest_netgent.synthesis.observation import Observation
 from pytest_netgent.workflow.automaton import Check
 from pytest_netgent.workflow.spec import StateSpec
 
 STATE = StateSpec(name="S", actions=["x"], end="done")
-
-
-@pytest.fixture
-def page_at(netgent_browser: NetgentBrowser, base_url: str) -> Any:
-    def go(path: str, wait_for: str = "body") -> Observation:
-        driver = netgent_browser.driver
-        driver.get(base_url + path)
-        from selenium.webdriver.support import expected_conditions as ec
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        WebDriverWait(driver, 5, 0.05).until(
-            ec.presence_of_element_located(("css selector", wait_for))
-        )
-        return observe(driver)
-
-    return go
 
 
 @pytest.fixture

@@ -7,31 +7,14 @@ from typing import Any
 
 import pytest
 
-from pytest_netgent.replay.runner import NetgentBrowser
 from pytest_netgent.synthesis import Context, Unresolved
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
 from pytest_netgent.synthesis.candidates import candidate_checks
 from pytest_netgent.synthesis.grounding import ground
 from pytest_netgent.synthesis.llm import LLMSynthesiser
-from pytest_netgent.synthesis.observation import Observation, observe
+from pytest_netgent.synthesis.observation import Observation
 from pytest_netgent.workflow.automaton import Check
 from pytest_netgent.workflow.spec import StateSpec
-
-
-@pytest.fixture
-def page_at(netgent_browser: NetgentBrowser, base_url: str) -> Any:
-    def go(path: str, wait_for: str = "body") -> Observation:
-        from selenium.webdriver.support import expected_conditions as ec
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        driver = netgent_browser.driver
-        driver.get(base_url + path)
-        WebDriverWait(driver, 10, 0.05).until(
-            ec.presence_of_element_located(("css selector", wait_for))
-        )
-        return observe(driver)
-
-    return go
 
 
 @pytest.fixture

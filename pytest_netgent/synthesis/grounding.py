@@ -296,6 +296,21 @@ def ground(
     return result
 
 
+def names_only(words: list[str]) -> bool:
+    """Whether ``words`` only name things: none is a kind of element ("article", "table"),
+    a count, a state or a negation, which only the checks of the thing itself stand for
+    (a heading elsewhere on the page is not "the article titled 'QUIC'")."""
+    vocabulary = _vocabulary()
+    meaningful = set().union(
+        *(
+            v
+            for k, v in vocabulary.items()
+            if k.startswith("kind:") or k in ("negation", "count", "state")
+        )
+    )
+    return not any(_tokens(w) & meaningful for w in words)
+
+
 def shown_words(words: list[str], page: Observation) -> list[str]:
     """Those of ``words`` that name something and that ``page`` shows as whole words: not
     a kind of element ("table"), a count, a state or a negation, which a text on the

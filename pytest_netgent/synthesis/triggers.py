@@ -18,7 +18,7 @@ from ..workflow.automaton import Check
 from . import Context, Unresolved
 from .counts import WrongCount, count_trigger
 from .elements import heading_for, locate, locator, resolve
-from .grounding import ground, shown_words
+from .grounding import ground, names_only, shown_words
 from .media import NoMedia, media_trigger
 from .observation import Observation, ObservedElement, Selector
 from .statuses import OtherStatus, status_trigger
@@ -128,6 +128,11 @@ class TriggerReader:
                 break
             if pin is None or pin in checks or pin in added:
                 continue
+            if pin.type != "url" and not names_only(left):
+                # the address says what the page is ("/wiki/article/"); a kind, a state or
+                # a count left over is the thing's own checks' to say (a heading elsewhere
+                # is not "the article titled 'QUIC'"), or nothing's
+                return None
             fewer = ground(text, [*added, pin, *checks], page, granted=granted, values=values)
             if len(fewer.missing) < len(left):
                 added, left = [*added, pin], fewer.missing
