@@ -38,7 +38,7 @@ from ..workflow.window import parse_window, window_text
 from .picking import after_record, forget_step
 from .preflight import GIVEN, heal_fix, vet
 from .recorder import StatesProposed, SynthesisFailed, save
-from .run import EndWatcher, PicturesWatcher, RunResult, RunSettings, TimelineEvent
+from .run import EndWatcher, PicturesWatcher, RunResult, RunSettings, TimelineEvent, Watcher
 from .settings import ReplaySettings
 from .verify import Seen, answered_otherwise, misjudged, recorded_path, unwritten
 from .wiring import Wired, run_states
@@ -188,10 +188,7 @@ class NetgentBrowser:
             window=window_text(window),
             guard=guard,
             trace=self.trace,
-            watchers=(
-                *(PicturesWatcher(p, self._current_tab) for p in pictures),
-                *([EndWatcher(on_end)] if on_end is not None else []),
-            ),
+            watchers=self._watchers(pictures, on_end),
         )
         result = wired.result
         for follower in pictures:
@@ -212,6 +209,13 @@ class NetgentBrowser:
         if check and result.error is not None:
             raise result.error
         return result
+
+    def _watchers(
+        self, pictures: list[Pictures], on_end: Callable[[TimelineEvent], None] | None
+    ) -> tuple[Watcher, ...]:
+        """What follows a run besides its trace: the pictures, and who waits for its end."""
+        ends = [EndWatcher(on_end)] if on_end is not None else []
+        return (*(PicturesWatcher(p, self._current_tab) for p in pictures), *ends)
 
     def _current_tab(self) -> str:
         return str(self.driver.current_window_handle)

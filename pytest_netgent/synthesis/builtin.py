@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..workflow.automaton import Action, Check
 from ..workflow.spec import PLACEHOLDER, StateSpec
 from . import Context, NothingApplies, Unresolved, Usage
@@ -330,6 +331,8 @@ def holds_on(check: Check, page: Observation, ctx: Context) -> bool:
     }
     if check.type == "url":
         url, href, match = str(p["url"]), page.url, str(p.get("match", "exact"))
+        if url == NETGENT_START_PAGE and match == "exact":
+            return href in START_PAGES  # whichever start page the browser shows (checks.js)
         if p.get("ignore_query") is True and match != "pattern":
             url, href = url.split("?")[0], href.split("?")[0]
         return _compare(href, url, match)

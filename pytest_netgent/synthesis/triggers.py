@@ -57,8 +57,21 @@ class TriggerReader:
             "gives checks that stand for its words)"
         )
 
-    def _address_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
-        """The page's URL or title: "the URL contains /watch", "the title is Home"."""
+    def _address_trigger(
+        self, ctx: Context, page: Observation, text: str
+    ) -> list[Check] | tuple[list[Check], set[str]] | None:
+        """The page's URL or title: "the URL contains /watch", "the title is Home"; the
+        browser's own blank page, where NetGent's workflows start ("If the browser shows
+        a blank page"): the start page, whichever the browser shows."""
+        if re.fullmatch(
+            r"(?:the )?(?:browser|tab|window|page|screen)(?: (?:shows|displays|is on|has|is))?"
+            r" (?:a |an |the )?(?:blank|empty|new)(?: (?:tab|page|window))?",
+            text,
+            re.I,
+        ):
+            if page.url not in START_PAGES:
+                raise NotHolding(f"the browser shows {page.url}, not a blank page")
+            return [self.url_landmark(ctx, page)], set(text.split())
         if m := re.fullmatch(r"(?:the )?(?:page )?url (?:is|equals) (.+)", text, re.I):
             value, quoted = unquote(m[1])
             if quoted or value.startswith(("http", "/", "{")):
