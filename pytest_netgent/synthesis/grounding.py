@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote as url_unquote
 
+from ..browser.session import START_PAGES
 from ..workflow.automaton import Check
 from ..workflow.spec import PLACEHOLDER
 from .observation import Observation, ObservedElement
@@ -30,7 +31,7 @@ FRAME = (
     "is are be been being was were am shown visible displayed listed present there appear "
     "appears appeared loaded open opened now currently still already page screen view site "
     "website app application window see seen has have had with of for from by to at as and "
-    "or it its their they which where whose that this these those titled named called "
+    "or it its their they which where whose that this these those titled named called if when once "
     "labelled labeled entitled user you we can"
 )
 """Words that frame a trigger: they say that something is there, or where, and stand for
@@ -190,6 +191,8 @@ def covered(check: Check, page: Observation) -> set[str]:
     if check.type == "url":
         url = str(p.get("url", "")).replace("{base_url}", " ")
         out = _tokens(url) | vocabulary["url"]
+        if url in START_PAGES:  # the browser's own start page: its homepage, a new tab
+            out |= _tokens("blank empty new tab homepage home start browser")
         path = re.sub(r"^\w+://[^/]*|\{base_url\}", "", str(p.get("url", "")))
         path = path.split("?")[0].split("#")[0]
         if (

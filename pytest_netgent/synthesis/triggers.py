@@ -257,6 +257,9 @@ class TriggerReader:
                 readings.append([self._text(ctx, page, f"'{name}'")])
         with contextlib.suppress(Unresolved):
             readings.append(self._heading_reading(ctx, page, target))
+        # the page itself, by its address, where that says every word ("the homepage" on
+        # the browser's start page, "the wiki home page" on /wiki/)
+        readings.append([self.url_landmark(ctx, page)])
         for checks in readings:
             grounding = ground(said, checks, page, values=check_values(ctx))
             if grounding.whole:
