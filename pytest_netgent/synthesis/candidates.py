@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from ..workflow.automaton import Check
 from ..workflow.spec import StateSpec
-from . import Context
+from . import Context, Unresolved
 from .elements import locator
 from .grounding import Grounding, element_of, ground
 from .observation import Observation
@@ -33,9 +33,20 @@ def short_of(
     state: StateSpec, checks: list[Check], page: Observation, ctx: Context
 ) -> list[Grounding]:
     """The triggers of ``state`` that ``checks`` do not stand for whole, on ``page``."""
+    from .triggers import TriggerReader
+
     values = {**ctx.values, "base_url": ctx.base_url}
-    said = [literal_form(t, ctx)[0] for t in state.triggers]
-    return [g for t in said if not (g := ground(t, checks, page, values=values)).whole]
+    short = []
+    for trigger in (literal_form(t, ctx)[0] for t in state.triggers):
+        if (grounding := ground(trigger, checks, page, values=values)).whole:
+            continue
+        try:  # the rules' own reading, grounded whole by them ("at least one result")
+            own = TriggerReader().read(ctx, page, trigger)
+        except Unresolved:
+            own = []
+        if not own or any(c not in checks for c in own):
+            short.append(grounding)
+    return short
 
 
 def candidate_checks(ctx: Context, page: Observation, said: str = "") -> dict[str, Check]:

@@ -18,6 +18,7 @@ what they decline.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -51,7 +52,8 @@ from .builtin import BuiltinSynthesiser
 from .candidates import candidate_checks, listing, short_of
 from .elements import locator, previously
 from .observation import Observation
-from .words import templatise
+from .triggers import TriggerReader
+from .words import literal_form, templatise
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -191,6 +193,7 @@ class LLMSynthesiser:
     ) -> None:
         self.model = model
         self.retries = retries
+        self._reader = TriggerReader()
         self.max_calls = max_calls
         """Most model calls this synthesiser makes (one item's budget)."""
         self.max_tokens = max_tokens
@@ -407,6 +410,11 @@ class LLMSynthesiser:
 
     def define_triggers(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
         candidates = candidate_checks(ctx, page, " ".join([state.description, *state.triggers]))
+        for trigger in state.triggers:  # the rules' own reading of a trigger, on offer too
+            with contextlib.suppress(Unresolved):
+                for check in self._reader.read(ctx, page, literal_form(trigger, ctx)[0]):
+                    if check not in candidates.values():
+                        candidates[f"c{len(candidates) + 1}"] = check
         schema = trigger_answer(list(candidates))
         prompt = self._prompt(
             "DEFINE_TRIGGERS",
