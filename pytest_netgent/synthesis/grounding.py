@@ -299,18 +299,23 @@ def ground(
     return result
 
 
-def names_only(words: list[str]) -> bool:
-    """Whether ``words`` only name things: none is a kind of element ("article", "table"),
-    a count, a state or a negation, which only the checks of the thing itself stand for
-    (a heading elsewhere on the page is not "the article titled 'QUIC'")."""
-    vocabulary = _vocabulary()
-    meaningful = set().union(
+def _meaningful(vocabulary: dict[str, frozenset[str]]) -> set[str]:
+    """The words that name a kind of element, a count, a state or a negation."""
+    return set().union(
         *(
             v
             for k, v in vocabulary.items()
             if k.startswith("kind:") or k in ("negation", "count", "state")
         )
     )
+
+
+def names_only(words: list[str]) -> bool:
+    """Whether ``words`` only name things: none is a kind of element ("article", "table"),
+    a count, a state or a negation, which only the checks of the thing itself stand for
+    (a heading elsewhere on the page is not "the article titled 'QUIC'")."""
+    vocabulary = _vocabulary()
+    meaningful = _meaningful(vocabulary)
     return not any(_tokens(w) & meaningful for w in words)
 
 
@@ -319,13 +324,7 @@ def shown_words(words: list[str], page: Observation) -> list[str]:
     a kind of element ("table"), a count, a state or a negation, which a text on the
     page would not stand for."""
     vocabulary = _vocabulary()
-    meaningful = set().union(
-        *(
-            v
-            for k, v in vocabulary.items()
-            if k.startswith("kind:") or k in ("negation", "count", "state")
-        )
-    )
+    meaningful = _meaningful(vocabulary)
     out = []
     for word in words:
         if _tokens(word) & meaningful or len(word) < 3:
