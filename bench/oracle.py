@@ -36,7 +36,8 @@ class OracleChatModel(BaseChatModel):
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
     ) -> ChatResult:
         prompt = str(messages[0].content)
-        text = json.dumps(answer(prompt))
+        feedback = str(messages[-1].content) if len(messages) > 1 else ""
+        text = json.dumps(answer(prompt, feedback))
         usage = {
             "input_tokens": len(prompt) // 4,
             "output_tokens": len(text) // 4,
@@ -58,13 +59,21 @@ def _named(text: str, said: str) -> bool:
     return any(re.search(rf"\b{re.escape(w)}\b", said) for w in words if len(w) > 3)
 
 
+def _stems(text: str) -> set[str]:
+    """The first five letters of each longer word of ``text``, camelCase split
+    ("#firstHeading": first, heading)."""
+    words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", text)
+    return {w.lower()[:5] for w in words if len(w) > 3}
+
+
 def _section(prompt: str, title: str) -> list[str]:
     part = prompt.split(f"# {title}", 1)[1].split("\n# ", 1)[0]
     return [line for line in part.splitlines()[1:] if line.strip()]
 
 
-def answer(prompt: str) -> dict[str, Any]:
-    """The reply to one synthesis prompt."""
+def answer(prompt: str, feedback: str = "") -> dict[str, Any]:
+    """The reply to one synthesis prompt; ``feedback``, the product's word on the last
+    answer when it was refused, is heeded as a careful model would."""
     if "Choose the one state that" in prompt:
         names = [re.match(r"- (.+?):", line) for line in _section(prompt, "States (")]
         order = [m.group(1) for m in names if m]
@@ -88,9 +97,17 @@ def answer(prompt: str) -> dict[str, Any]:
         named = [c for c in elements if (n := re.search(r"\] <\w+> '([^']+)'", c[2]))
                  and _named(n[1].lower(), said)]  # fmt: skip
         distinct = [c for c in elements if "'#" in c[2] and not any(x in c[2] for x in chrome)]
+        # refused for words no chosen check stands for: a careful model looks again for
+        # the checks that say what the trigger counts or names ("at least one search
+        # result": the result links' selector), before the page's other elements
+        if "no check stands for" in feedback:
+            stems = _stems(said)
+            chosen += [key for key, _, what in elements if not any(x in what for x in chrome)
+                       and stems & _stems(what)]  # fmt: skip
         if named or distinct or elements:
             chosen.append((named or distinct or elements)[0][0])
-        return {"checks": chosen[:4], "reasoning": "URL, the texts named and an element"}
+        chosen = list(dict.fromkeys(chosen))[:4]
+        return {"checks": chosen, "reasoning": "URL, the texts named and an element"}
     decided = _action(prompt)
     decided["reasoning"] = f"the page's matching element for: {_instruction(prompt)}"
     return decided
