@@ -7,7 +7,7 @@ Builds three venvs side by side: ``bare`` (pytest and pytest-xdist only), ``base
 SeleniumBase and langchain-core too). Each runs ``pytest -q`` on one trivial test, the
 three interleaved round after round so that all see the same machine, and the medians are
 printed as ``startup over bare: X ms (base), Y ms (all extras)``; goal: X <= 300 ms. The
-``all`` venv also runs with the extras' pytest plugins turned off, as the README says.
+``all`` venv also runs with the extras' pytest plugins turned off, as docs/install.md says.
 ``--quick`` (CI) runs three rounds; ``--keep DIR`` reuses venvs made there before.
 """
 

@@ -69,7 +69,7 @@ def schema_page() -> str:
             "",
             "The states compiled for one workflow, `__netgent__/<file>/<workflow>.json`. A",
             "check's or action's `selector` may be a chain through shadow roots and frames",
-            "(see [Writing workflows](../workflows.md)).",
+            "(see [The cache file](cache.md.",
             "",
             "```json",
             json.dumps(Automaton.model_json_schema(), indent=2, sort_keys=True),

@@ -58,6 +58,24 @@ def test_the_docs_site_builds_strictly_with_pages_made_from_the_code(tmp_path: P
         assert "--8&lt;--" not in text and "--8<--" not in text, page  # every snippet filled
     start = html.unescape(re.sub(r"<[^>]+>", "", (site / "index.html").read_text()))
     assert "pytest -n 2 && tox -e oldest,newest" in start  # the README's two commands
+    command_line = (ROOT / "docs" / "reference" / "command-line.md").read_text()
+    assert [name for name in names if f"`{name}" not in command_line] == []
+
+
+def test_the_readme_is_short_and_starts_with_the_two_commands_ci_runs() -> None:
+    """The README is read in two minutes; the manual is the docs site. ``.ci/run`` runs
+    its first two ``sh`` blocks, the install line and the tests, and the docs' home page
+    shows the same two."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) < 200
+    blocks = re.findall(r"^```sh\n(.*?)^```", readme, re.M | re.S)
+    assert blocks[0].startswith("apt-get update && apt-get install -y chromium")
+    assert "-r corpus/requirements.txt" in blocks[0]
+    assert blocks[1] == "pytest -n 2 && tox -e oldest,newest\n"
+    home = (ROOT / "docs" / "index.md").read_text()
+    assert re.findall(r"^```sh\n(.*?)^```", home, re.M | re.S)[:2] == blocks[:2]
+    for page in (ROOT / "docs").rglob("*.md"):
+        assert "README.md" not in page.read_text(), page  # pages are written as pages
 
 
 @pytest.mark.parametrize(
