@@ -31,7 +31,8 @@ from pytest_netgent.browser.pool import BrowserPool  # noqa: E402
 from pytest_netgent.browser.session import BrowserOptions  # noqa: E402
 from pytest_netgent.replay.runner import NetgentBrowser, ReplaySettings  # noqa: E402
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser  # noqa: E402
-from pytest_netgent.synthesis.llm import LLMSynthesiser, TieredSynthesiser  # noqa: E402
+from pytest_netgent.synthesis.llm import LLMSynthesiser  # noqa: E402
+from pytest_netgent.synthesis.tiered import TieredSynthesiser  # noqa: E402
 
 
 def main() -> None:

@@ -25,8 +25,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first
     from .replay.runner import NetgentBrowser
     from .synthesis import Context, RecordReport, Synthesiser, Unresolved, Usage
     from .synthesis.builtin import BuiltinSynthesiser
-    from .synthesis.llm import LLMSynthesiser, TieredSynthesiser
+    from .synthesis.llm import LLMSynthesiser
     from .synthesis.observation import Observation
+    from .synthesis.tiered import TieredSynthesiser
     from .workflow.automaton import Action, Automaton, Check, State
     from .workflow.messages import (
         ActionOutput,
@@ -76,7 +77,7 @@ _EXPORTS: dict[str, str] = {
     "StatePrompt": ".workflow.messages",
     "StateSpec": ".workflow.spec",
     "Synthesiser": ".synthesis",
-    "TieredSynthesiser": ".synthesis.llm",
+    "TieredSynthesiser": ".synthesis.tiered",
     "TimelineEvent": ".replay.run",
     "Toolcall": ".workflow.messages",
     "Unresolved": ".synthesis",
@@ -101,7 +102,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted({*globals(), *_EXPORTS})
 
 
 __all__ = [

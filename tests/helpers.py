@@ -1,4 +1,6 @@
-"""Helpers for tests: a pytester project of workflow files, and check/action builders."""
+"""Helpers for tests: a pytester project of workflow files; check, action and state
+builders; workflows several modules share; readers of what a run writes (pcaps, CSV); the
+browsers and processes a test starts, polls or looks for."""
 
 from __future__ import annotations
 
@@ -7,10 +9,13 @@ import csv
 import json
 import os
 import signal
+import socket
 import textwrap
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +136,28 @@ def url_is(url: str, match: str = "exact") -> dict[str, Any]:
     return {"type": "url", "params": {"url": url, "match": match}}
 
 
+def text(words: str) -> dict[str, Any]:
+    """A text check."""
+    return {"type": "text", "params": {"text": words}}
+
+
+def action(kind: str, **params: Any) -> dict[str, Any]:
+    """An action of type ``kind`` with ``params``."""
+    return {"type": kind, "params": params}
+
+
+def state(name: str, checks: list[Any], actions: list[Any] = (), **extra: Any) -> State:  # type: ignore[assignment]
+    """A compiled state: its checks, its actions and any other field in ``extra``."""
+    return State.model_validate({"name": name, "checks": checks, "actions": list(actions), **extra})
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 SEARCH_WORKFLOW = """
 name: search
 start_url: "{base_url}/wiki/"
@@ -163,6 +190,36 @@ SEARCH_STATES: dict[str, tuple[list[Any], list[Any]]] = {
     ),
     "Article": ([element("h1#firstHeading")], []),
 }
+
+
+HUNG = """
+name: hung
+start_url: "{base_url}/wiki/"
+timeout: 6
+states:
+  - name: Home
+    triggers: ["'Featured' is shown"]
+    end: Home
+"""
+"""A workflow of one state that holds on the wiki's home page, within a timeout of 6 s."""
+
+
+def good(project: Project) -> None:
+    """A workflow that passes (its start state holds on the blank page), to show that
+    the session goes on beside a bad file."""
+    path = project.workflow("good", "name: good\nstates:\n  - {name: Start, end: done}\n")
+    project.raw_states(
+        path,
+        "good",
+        [
+            {
+                "name": "Start",
+                "checks": [{"type": "url", "params": {"url": "chrome://new-tab-page/"}}],
+                "actions": [],
+                "end_state": "done",
+            }
+        ],
+    )
 
 
 _KILL = """
@@ -251,6 +308,11 @@ class Pcap:
         return lines
 
 
+def iso(epoch: float) -> str:
+    """``epoch`` as an ISO 8601 time of UTC, to the millisecond (as HAR and timelines write it)."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
+
+
 def read_csv(path: Path) -> list[list[str]]:
     return list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
 
@@ -322,6 +384,17 @@ def away_workflow(project: Project, site_url: str) -> str:
           "end_state": "Landing"}],
     )  # fmt: skip
     return elsewhere
+
+
+def until(driver: Any, script: str, seconds: float = 30.0) -> Any:
+    """The first truthy value of ``script`` in ``driver``'s page, polled for ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"never true within {seconds:g}s: {script}\n{driver.page_source[:3000]}")
 
 
 @contextmanager

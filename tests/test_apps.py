@@ -1,4 +1,5 @@
-"""The local applications make real traffic: measured from inside the browser."""
+"""The local applications make real traffic, measured from inside the browser, and take
+any input the sites they imitate take (a login answers any password)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from fixtures import VARIANTS, serve
 from fixtures.shop import PRODUCTS
 from pytest_netgent import NetgentBrowser
 
+from .helpers import until
+
 STATS_JS = """
 const done = arguments[0];
 window.meetCall.pc.getStats().then((report) => {
@@ -26,16 +29,6 @@ window.meetCall.pc.getStats().then((report) => {
   done(out);
 });
 """
-
-
-def wait_for(driver: Any, script: str, timeout: float = 15.0) -> Any:
-    """Poll ``script`` in the page until it returns something truthy."""
-    end = time.monotonic() + timeout
-    while True:
-        value = driver.execute_script(script)
-        if value or time.monotonic() > end:
-            return value
-        time.sleep(0.2)
 
 
 def resources(driver: Any, part: str) -> list[str]:
@@ -51,7 +44,7 @@ def test_vod_plays_adaptively_and_fetches_several_bitrates(
     driver = netgent_browser.driver
     netgent_browser.origins.add(base_url)
     driver.get(f"{base_url}/vod/watch/ocean-deep")
-    assert wait_for(driver, "return document.querySelector('video').currentTime > 1")
+    assert until(driver, "return document.querySelector('video').currentTime > 1")
     driver.find_element("css selector", "#quality option[value='2']").click()  # 540p
     start = driver.execute_script("return document.querySelector('video').currentTime")
     time.sleep(3)
@@ -65,16 +58,16 @@ def test_vod_plays_adaptively_and_fetches_several_bitrates(
     assert len(video["levels"]) >= 2  # segments of more than one bitrate
     segments = resources(driver, ".ts")
     assert {s.split("/")[-2] for s in segments} >= {"240p", "540p"}
-    assert wait_for(driver, "return document.querySelector('video').videoWidth === 960")
+    assert until(driver, "return document.querySelector('video').videoWidth === 960")
 
 
 def test_vod_pause_and_seek(netgent_browser: NetgentBrowser, base_url: str) -> None:
     driver = netgent_browser.driver
     netgent_browser.origins.add(base_url)
     driver.get(f"{base_url}/vod/watch/space-race")
-    assert wait_for(driver, "return document.querySelector('video').currentTime > 0.5")
+    assert until(driver, "return document.querySelector('video').currentTime > 0.5")
     driver.find_element("id", "pause").click()
-    assert wait_for(driver, "return document.querySelector('video').paused")
+    assert until(driver, "return document.querySelector('video').paused")
     assert driver.find_element("id", "status").text == "Paused"
     before = driver.execute_script("return document.querySelector('video').currentTime")
     driver.find_element("id", "skip").click()
@@ -88,7 +81,7 @@ def test_live_playlist_grows_during_playback_and_chat_updates(
     driver = netgent_browser.driver
     netgent_browser.origins.add(base_url)
     driver.get(f"{base_url}/live/channel/match-day")
-    assert wait_for(driver, "return document.querySelector('video').currentTime > 0.5")
+    assert until(driver, "return document.querySelector('video').currentTime > 0.5")
     first = driver.execute_script("return window.livePlayer.playlists[0].endSN")
     time.sleep(4.5)
     state = driver.execute_script(
@@ -100,7 +93,7 @@ def test_live_playlist_grows_during_playback_and_chat_updates(
     assert state["reloads"] >= 3
     assert state["chat"] >= 3
     driver.find_element("id", "chat-input").send_keys("hello from the test\n")
-    assert wait_for(
+    assert until(
         driver, "return document.querySelector('#chat-messages').textContent.includes('test')"
     )
 
@@ -111,7 +104,7 @@ def test_call_sends_and_receives_rtp(netgent_browser: NetgentBrowser, base_url: 
     driver.get(f"{base_url}/meet/")
     driver.find_element("id", "display-name").send_keys("Ada")
     driver.find_element("id", "join-button").click()
-    assert wait_for(driver, "return window.meetCall && window.meetCall.pc.connectionState "
+    assert until(driver, "return window.meetCall && window.meetCall.pc.connectionState "
                     "=== 'connected'", timeout=20)  # fmt: skip
     time.sleep(1)
     first = driver.execute_async_script(STATS_JS)
@@ -123,7 +116,7 @@ def test_call_sends_and_receives_rtp(netgent_browser: NetgentBrowser, base_url: 
     driver.find_element("id", "mic-button").click()
     assert driver.find_element("id", "mic-button").text == "Unmute microphone"
     driver.find_element("id", "leave-button").click()
-    assert wait_for(driver, "return document.title.startsWith('Left')")
+    assert until(driver, "return document.title.startsWith('Left')")
 
 
 def test_feed_loads_more_pages_on_scroll_and_notifies(
@@ -135,19 +128,19 @@ def test_feed_loads_more_pages_on_scroll_and_notifies(
     driver.find_element("id", "username").send_keys("alice")
     driver.find_element("id", "password").send_keys("chirp-pass")
     driver.find_element("id", "login-button").click()
-    assert wait_for(driver, "return window.socialFeed && window.socialFeed.pages >= 1")
+    assert until(driver, "return window.socialFeed && window.socialFeed.pages >= 1")
     pages = driver.execute_script("return window.socialFeed.pages")
     for _ in range(4):
         driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")
         time.sleep(0.4)
-    assert wait_for(driver, f"return window.socialFeed.pages >= {pages + 2}")
+    assert until(driver, f"return window.socialFeed.pages >= {pages + 2}")
     assert len(resources(driver, "/social/api/feed?page=")) >= pages + 2
     assert len(resources(driver, "/social/img/")) >= 20  # the posts' images
     like = driver.find_elements("css selector", "button.like-button")[0]
     like.click()
-    assert wait_for(driver, "return document.querySelector('button.like-button')"
+    assert until(driver, "return document.querySelector('button.like-button')"
                     ".getAttribute('aria-pressed') === 'true'")  # fmt: skip
-    assert wait_for(driver, "return +document.querySelector('#notif-count').textContent >= 1")
+    assert until(driver, "return +document.querySelector('#notif-count').textContent >= 1")
 
 
 def test_shop_pages_filters_sorting_and_search(base_url: str) -> None:
@@ -202,3 +195,20 @@ def test_fixtures_serve_prints_every_app() -> None:
         url = line.split(": ", 1)[1]
         assert url.startswith("http://127.0.0.1:")
     assert VARIANTS == ("original", "changed")
+
+
+@pytest.mark.parametrize("path", ["/wiki/login", "/social/login"])
+def test_the_local_logins_take_any_password(base_url: str, path: str) -> None:
+    """The local apps are as robust as what they imitate: a non-ASCII password (or bytes
+    that are not UTF-8) is a wrong password, not a server error."""
+    import urllib.error
+    import urllib.request
+
+    for body in (b"username=researcher&password=p%C3%A4ss%E2%82%AC", b"password=\xff"):
+        request = urllib.request.Request(f"{base_url}{path}", data=body, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                status = answer.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+        assert status in (200, 303, 401), (path, body, status)

@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 
 from pytest_netgent.synthesis import Context, NothingApplies, Unresolved
-from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, holds_on, parse_target
+from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
 from pytest_netgent.synthesis.observation import Observation
+from pytest_netgent.synthesis.state_selection import holds_on
+from pytest_netgent.synthesis.words import parse_target
 from pytest_netgent.workflow.automaton import Check
 from pytest_netgent.workflow.spec import StateSpec
 

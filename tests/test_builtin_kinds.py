@@ -10,11 +10,12 @@ import pytest
 from pytest_netgent.replay.run import TimelineEvent
 from pytest_netgent.replay.verify import answered_otherwise
 from pytest_netgent.synthesis import Context, NothingApplies
-from pytest_netgent.synthesis.builtin import BuiltinSynthesiser, NotHolding
+from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
 from pytest_netgent.synthesis.counts import WrongCount, count_trigger
 from pytest_netgent.synthesis.media import DEEP, LIGHT, NoMedia, media_trigger
 from pytest_netgent.synthesis.observation import Media, Observation, Status
 from pytest_netgent.synthesis.statuses import OtherStatus, status_trigger
+from pytest_netgent.synthesis.triggers import NotHolding
 from pytest_netgent.synthesis.words import parse_target
 from pytest_netgent.workflow.spec import StateSpec
 

@@ -1,4 +1,5 @@
-"""The ``netgent`` command: NetGent's -e / -g modes, convert, and every exit status."""
+"""The ``netgent`` command: NetGent's -e / -g modes, convert, and every exit status (its
+arguments checked before anything runs)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_netgent import load_context_from_file
-from pytest_netgent.compat.cli import main
+from pytest_netgent.cli import main
 
 from .helpers import QUIET, Project
 
@@ -318,7 +319,7 @@ def test_console_script_help_and_version() -> None:
     assert done.returncode == 0
     assert "-e STATES.json [CREDENTIALS ...]" in done.stdout and "Exit status" in done.stdout
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_netgent.compat.cli", "-e"], capture_output=True, text=True
+        [sys.executable, "-m", "pytest_netgent.cli", "-e"], capture_output=True, text=True
     )
     assert done.returncode == 2
 
@@ -445,3 +446,38 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_the_run(
     finally:
         subprocess.run(["chattr", "-i", str(locked)], check=True)
     assert list(locked.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bogus"], "netgent: error: unknown option --bogus (netgent --help lists them)"),
+        (["-e", "s.json", "--state-timout", "3"], "netgent: error: unknown option "
+         "--state-timout; did you mean --state-timeout?*"),
+        (["-e", "s.json", "--state-timeout", "-5"], "*--state-timeout: '-5': give a number of "
+         "seconds above 0"),
+        (["-e", "s.json", "--user-data-dir", "no/where"], "netgent: error: --user-data-dir "
+         "no/where: neither it nor its folder no exists"),
+        (["-e", "s.json", "--user-data-dir", "s.json"], "netgent: error: --user-data-dir "
+         "s.json is a file: give a profile folder"),
+        (["-e", "s.json", "-o", "ro/result.json"], "netgent: error: -o ro/result.json: cannot "
+         "write there; choose a writable place"),
+    ],
+)  # fmt: skip
+def test_the_netgent_command_checks_its_arguments_before_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    args: list[str], message: str,
+) -> None:  # fmt: skip
+    from fnmatch import fnmatch
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.json").write_text('[{"name": "A", "checks": [], "end_state": "x"}]')
+    (tmp_path / "ro").mkdir()
+    # immutable: nothing can be made in it, root or not (root passes permission bits)
+    subprocess.run(["chattr", "+i", str(tmp_path / "ro")], check=True)
+    try:
+        assert main(args) == 2
+    finally:
+        subprocess.run(["chattr", "-i", str(tmp_path / "ro")], check=True)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert any(fnmatch(line, message) for line in err), err

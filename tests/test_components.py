@@ -23,7 +23,7 @@ from pytest_netgent.synthesis.llm import LLMSynthesiser
 from pytest_netgent.synthesis.observation import Observation, observe
 from pytest_netgent.workflow.automaton import Action, Check
 
-from .helpers import Project, element
+from .helpers import Project, element, text
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_suites" / "components"
@@ -35,10 +35,6 @@ def checks(driver: Any, *states: list[dict[str, Any]]) -> list[list[tuple[bool, 
     tick = evaluate(driver, [{"checks": s} for s in states], None, 0)
     assert tick.ok, tick.error
     return tick.results
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "params": {"text": value}}
 
 
 def observed(driver: Any, url: str) -> Observation:
@@ -517,7 +513,7 @@ def test_sampling_reaches_a_frame_of_another_site_added_to_the_page_later(
 
     from pytest_netgent.browser.chain import Chain
     from pytest_netgent.browser.page import evaluate
-    from pytest_netgent.browser.video import VideoSampler
+    from pytest_netgent.browser.qoe import VideoSampler
 
     driver = netgent_browser.driver
     driver.get(base_url + "/components/embed-later")

@@ -224,7 +224,7 @@ def test_a_pick_inside_web_components_records_and_replays(
     button", the studio's pick of it is stored with its chain, and the item replays."""
     import urllib.request
 
-    from pytest_netgent.studio.picking import serve
+    from pytest_netgent.studio.pick_server import serve
     from pytest_netgent.synthesis.picks import picks_path, read_step
 
     root = Path(__file__).resolve().parent.parent

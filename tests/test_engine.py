@@ -11,7 +11,7 @@ from pytest_netgent import CacheError, NetgentBrowser, ReplayError, State, Workf
 from pytest_netgent.browser.page import evaluate
 from pytest_netgent.workflow.automaton import Action, Check
 
-from .helpers import QUIET, Project, css, element, url_is
+from .helpers import QUIET, Project, action, css, element, state, url_is
 
 EXAMPLES = Path(__file__).parent.parent / "example_suites"
 
@@ -21,14 +21,6 @@ def workflow(*names: str, start: str = "{base_url}/wiki/", **extra: Any) -> Work
     states = [{"name": n} for n in names]
     states[-1]["end"] = "done"
     return Workflow.model_validate({"name": "t", "start_url": start, "states": states, **extra})
-
-
-def state(name: str, checks: list[Any], actions: list[Any] = (), **extra: Any) -> State:  # type: ignore[assignment]
-    return State.model_validate({"name": name, "checks": checks, "actions": list(actions), **extra})
-
-
-def action(kind: str, **params: Any) -> dict[str, Any]:
-    return {"type": kind, "params": params}
 
 
 ARTICLE = "{base_url}/wiki/article/quic"

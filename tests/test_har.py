@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from pytest_netgent.capture.har import (
     unanswered,
 )
 
-from .helpers import Project, element, read_rows
+from .helpers import Project, element, iso, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 HAR_SCHEMA = ROOT / "node_modules" / "har-schema" / "lib"
@@ -84,10 +84,6 @@ def phase_sum(entry: dict[str, Any]) -> float:
 def by_url(har: dict[str, Any], tail: str) -> list[dict[str, Any]]:
     """The entries whose URL ends with ``tail``, in the log's order."""
     return [e for e in har["log"]["entries"] if e["request"]["url"].endswith(tail)]
-
-
-def iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds")
 
 
 # -- from recorded events ---------------------------------------------------------------

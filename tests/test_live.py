@@ -26,7 +26,15 @@ from urllib.request import Request, urlopen
 
 import pytest
 
-from .helpers import QUIET, SEARCH_STATES, SEARCH_WORKFLOW, Project, headless_chromium
+from .helpers import (
+    QUIET,
+    SEARCH_STATES,
+    SEARCH_WORKFLOW,
+    Project,
+    free_port,
+    headless_chromium,
+    until,
+)
 
 pytestmark = pytest.mark.xdist_group("live")
 
@@ -39,12 +47,6 @@ SLOW = {
     ),
 }
 SECRET_SEARCH = SEARCH_WORKFLOW.replace("vars: {query: QUIC}", "secrets: {query: NETGENT_LIVE_Q}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(autouse=True)
@@ -103,17 +105,6 @@ def driver() -> Iterator[Any]:
     """Headless Chromium, the user looking at the live page."""
     with headless_chromium() as chrome:
         yield chrome
-
-
-def until(driver: Any, script: str, seconds: float = 30) -> Any:
-    """The first truthy value of ``script`` in the page, polled."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = driver.execute_script(script)
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"never true: {script}\n{driver.page_source[:3000]}")
 
 
 CARDS = """

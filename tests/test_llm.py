@@ -551,8 +551,9 @@ def test_the_model_may_not_open_a_page_it_writes_itself(url: str) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     from pytest_netgent.synthesis import Context
-    from pytest_netgent.synthesis.llm import LLMSynthesiser, Refused
+    from pytest_netgent.synthesis.llm import LLMSynthesiser
     from pytest_netgent.synthesis.observation import Observation
+    from pytest_netgent.synthesis.transport import Refused
     from pytest_netgent.workflow.messages import ActionOutput
 
     synth = LLMSynthesiser(FakeListChatModel(responses=["{}"]))

@@ -29,13 +29,14 @@ from pytest_netgent.synthesis.answers import (
     typed_texts,
 )
 from pytest_netgent.synthesis.candidates import candidate_checks
-from pytest_netgent.synthesis.llm import LLMSynthesiser, Refused, normalised
+from pytest_netgent.synthesis.llm import LLMSynthesiser
 from pytest_netgent.synthesis.observation import Observation, ObservedElement, Selector
+from pytest_netgent.synthesis.transport import Refused, normalised
 from pytest_netgent.workflow import store
 from pytest_netgent.workflow.automaton import Action, Check
 from pytest_netgent.workflow.messages import ActionOutput
 from pytest_netgent.workflow.spec import StateSpec
-from tests.helpers import Project
+from tests.helpers import Project, css
 
 PAGE = Observation(
     url="http://127.0.0.1:9/wiki/search?q=WebRTC",
@@ -509,7 +510,3 @@ def test_synthesised_actions_keep_their_elements_other_stable_locators() -> None
     wait = Action(type="wait", params={"seconds": 1})
     for action in (in_list, gone, wait):
         assert with_alternatives(action, page, ctx) == action
-
-
-def css(selector: str) -> dict[str, str]:
-    return {"by": "css selector", "selector": selector}

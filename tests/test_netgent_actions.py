@@ -15,7 +15,7 @@ from fixtures import hub
 from pytest_netgent import NetgentBrowser, State, Workflow
 from pytest_netgent.errors import NetgentError
 
-from .helpers import element
+from .helpers import action, element, state, text
 
 
 def workflow(*names: str, end: str = "") -> Workflow:
@@ -25,18 +25,6 @@ def workflow(*names: str, end: str = "") -> Workflow:
     return Workflow.model_validate(
         {"name": "hub", "start_url": "{base_url}/hub/login", "states": states}
     )
-
-
-def state(name: str, checks: list[Any], actions: list[Any] = (), **extra: Any) -> State:  # type: ignore[assignment]
-    return State.model_validate({"name": name, "checks": checks, "actions": list(actions), **extra})
-
-
-def action(kind: str, **params: Any) -> dict[str, Any]:
-    return {"type": kind, "params": params}
-
-
-def text(words: str) -> dict[str, Any]:
-    return {"type": "text", "params": {"text": words}}
 
 
 SIGN_IN = [
@@ -218,7 +206,7 @@ def test_newer_actions_are_in_the_schema_with_their_parameters() -> None:
 
 
 def test_convert_describes_the_newer_actions_in_words(tmp_path: Path) -> None:
-    from pytest_netgent.compat.cli import main
+    from pytest_netgent.cli import main
 
     source = tmp_path / "hub_result.json"
     states = [s.to_netgent() for s in SIGN_IN + WATCH]
@@ -241,8 +229,9 @@ def test_a_model_may_play_a_video_it_points_at() -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     from pytest_netgent.synthesis import Context
-    from pytest_netgent.synthesis.llm import LLMSynthesiser, Refused
+    from pytest_netgent.synthesis.llm import LLMSynthesiser
     from pytest_netgent.synthesis.observation import Observation, ObservedElement
+    from pytest_netgent.synthesis.transport import Refused
     from pytest_netgent.workflow.messages import ActionOutput
 
     synth = LLMSynthesiser(FakeListChatModel(responses=["{}"]))

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_netgent import NetGent
-from pytest_netgent.compat.cli import main
+from pytest_netgent.cli import main
 from pytest_netgent.workflow.automaton import parse_automaton
 
 from .helpers import QUIET

@@ -14,7 +14,7 @@ import pytest
 from pytest_netgent import NetgentBrowser
 from pytest_netgent.browser.page import evaluate
 from pytest_netgent.browser.session import START_PAGES
-from pytest_netgent.compat.cli import main
+from pytest_netgent.cli import main
 from pytest_netgent.workflow.automaton import State, parse_automaton
 from pytest_netgent.workflow.netgent_formats import repository_variables
 

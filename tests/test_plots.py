@@ -13,16 +13,15 @@ import html
 import json
 import re
 import struct
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_netgent.compat.cli import main as netgent
+from pytest_netgent.cli import main as netgent
 from pytest_netgent.studio.plots import PlotError, draw, parse_formats, qoe, throughput
 
-from .helpers import QUIET, Project
+from .helpers import QUIET, Project, iso
 from .test_trace_viewer import BROWSER, document, js, scrub, shown, wait, wiki_run, write_trace
 from .test_trace_viewer import driver as driver  # the module's headless Chromium
 
@@ -50,10 +49,6 @@ def write_pcap(path: Path, packets: list[tuple[float, bytes]]) -> None:
         micros = round((moment - seconds) * 1e6)
         out.append(struct.pack("<IIII", seconds, micros, len(data), len(data)) + data)
     path.write_bytes(b"".join(out))
-
-
-def iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
 
 
 def write_timeline(path: Path, states: list[tuple[float, str]]) -> None:

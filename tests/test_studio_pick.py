@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ from urllib.error import HTTPError
 
 import pytest
 
-from pytest_netgent.compat.cli import main as netgent
-from pytest_netgent.studio.picking import serve
+from pytest_netgent.cli import main as netgent
+from pytest_netgent.studio.pick_server import serve
 from pytest_netgent.synthesis.picks import (
     LEGACY,
     PickError,
@@ -31,7 +30,7 @@ from pytest_netgent.synthesis.picks import (
     read_step,
 )
 
-from .helpers import Project, css, headless_chromium, url_is
+from .helpers import Project, css, headless_chromium, until, url_is
 
 pytestmark = pytest.mark.xdist_group("studio")
 
@@ -63,16 +62,6 @@ def declined(project: Project) -> tuple[Path, Path]:
     cache = project.path / "__netgent__" / "login" / "login.json"
     assert not cache.exists()
     return step_file, cache
-
-
-def wait_for(chrome: Any, script: str, seconds: float = 240.0) -> Any:
-    until = time.monotonic() + seconds
-    while time.monotonic() < until:
-        value = chrome.execute_script(script)
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"not seen in {seconds}s: {script}")
 
 
 def test_a_declined_instruction_leaves_its_step(project: Project) -> None:
@@ -112,7 +101,7 @@ def test_pick_in_the_studio_writes_a_state_that_replays(project: Project) -> Non
     step_file, cache = declined(project)
     with serve(step_file) as studio, headless_chromium() as chrome:
         chrome.get(studio.url)
-        wait_for(chrome, "return document.querySelectorAll('#page .box').length > 3")
+        until(chrome, "return document.querySelectorAll('#page .box').length > 3", 240)
         boxes = chrome.execute_script(
             "return [...document.querySelectorAll('#page .box.candidate')].map(b => b.title)"
         )
@@ -125,10 +114,11 @@ def test_pick_in_the_studio_writes_a_state_that_replays(project: Project) -> Non
         )
         assert "<button>" in chrome.find_element("id", "chosen").text
         chrome.find_element("id", "use").click()
-        message = wait_for(
+        message = until(
             chrome,
             "const r = document.getElementById('result');"
             "return /ok|failed/.test(r.className) && r.textContent",
+            240,
         )
         assert chrome.find_element("id", "result").get_attribute("class") == "ok", message
     doc = json.loads(cache.read_text())
@@ -298,7 +288,7 @@ def test_a_page_no_state_recognised_is_named_by_a_picked_element(project: Projec
     cache = project.path / "__netgent__" / "featured" / "featured.json"
     with serve(step_file) as studio, headless_chromium() as chrome:
         chrome.get(studio.url)
-        wait_for(chrome, "return document.querySelectorAll('#page .box').length > 3")
+        until(chrome, "return document.querySelectorAll('#page .box').length > 3", 240)
         assert "No state was recognised" in chrome.find_element("id", "asked").text
         assert chrome.find_element("id", "doing").is_displayed() is False
         chrome.execute_script("document.getElementById('which').value = 'Article'")
@@ -307,10 +297,11 @@ def test_a_page_no_state_recognised_is_named_by_a_picked_element(project: Projec
             ".find(b => b.title.includes('Printable version')).click()"
         )
         chrome.find_element("id", "use").click()
-        message = wait_for(
+        message = until(
             chrome,
             "const r = document.getElementById('result');"
             "return /ok|failed/.test(r.className) && r.textContent",
+            240,
         )
         assert chrome.find_element("id", "result").get_attribute("class") == "ok", message
     article = next(s for s in json.loads(cache.read_text())["states"] if s["name"] == "Article")

@@ -620,7 +620,7 @@ MEMBER_LIMIT does not fit, so reading one whole would end in MemoryError."""
 SHOW_TRACE = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
-from pytest_netgent.compat.cli import main
+from pytest_netgent.cli import main
 sys.exit(main(["show-trace", sys.argv[1]]))
 """
 

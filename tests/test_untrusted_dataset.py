@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from pytest_netgent import cli
 from pytest_netgent.capture.manifest import write_manifest
-from pytest_netgent.compat import cli
 from pytest_netgent.dataset import RECORD, merge, record
 from pytest_netgent.dataset.shards import Shard
 

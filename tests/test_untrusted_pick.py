@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from pytest_netgent.compat.cli import main as netgent
-from pytest_netgent.studio import picking
-from pytest_netgent.studio.picking import serve
+from pytest_netgent.cli import main as netgent
+from pytest_netgent.studio import pick_server
+from pytest_netgent.studio.pick_server import serve
 from pytest_netgent.synthesis.observation import ObservedElement, Selector
 from pytest_netgent.synthesis.picks import LEGACY, PickError, Step, picks_path, read_step
 
@@ -105,7 +105,7 @@ def studio_exit(path: Path, monkeypatch: pytest.MonkeyPatch, *options: str) -> i
     def ctrl_c(seconds: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(picking, "time", SimpleNamespace(sleep=ctrl_c))
+    monkeypatch.setattr(pick_server, "time", SimpleNamespace(sleep=ctrl_c))
     return netgent(["studio", str(path), *options])
 
 
@@ -298,11 +298,11 @@ def no_recording_run(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The commands the studio's recording runs would run; none runs (each "fails")."""
     commands: list[list[str]] = []
 
-    def record(run: picking.Recording, timeout: float) -> tuple[bool, str]:
+    def record(run: pick_server.Recording, timeout: float) -> tuple[bool, str]:
         commands.append(run.command())
         return False, "not run by the test"
 
-    monkeypatch.setattr(picking, "_record", record)
+    monkeypatch.setattr(pick_server, "_record", record)
     return commands
 
 

@@ -11,7 +11,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from pytest_netgent.studio.video import VideoError, write_webm
+from pytest_netgent.studio.recording import VideoError, write_webm
 
 from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element, headless_chromium
 

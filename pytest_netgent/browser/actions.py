@@ -23,8 +23,8 @@ from .chain import Chain, chained
 from .guard import FramesOnDemand
 from .keyboard import key_chord
 from .labels import LabelActions
+from .qoe import VideoSampler
 from .tabs import TabActions, TabMemory
-from .video import VideoSampler
 from .waits import ActionFailed, InvalidStep, Waits, seconds
 from .webrtc import FrameScripts, WebrtcActions, WebrtcMeter
 
@@ -509,7 +509,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
         appended to ``out_path`` (default ``netgent_video_stats.jsonl``) in the run's
         output folder, until ``stop_stats_logging`` or the end of the run. Starting it
         again while it logs changes nothing."""
-        from .video import STATS_DEFAULT, OutputPathError
+        from .qoe import STATS_DEFAULT, OutputPathError
 
         if self.sampler is None:
             raise ActionFailed("stats logging needs a workflow run (no sampler here)")

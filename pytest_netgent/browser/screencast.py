@@ -341,7 +341,7 @@ class Pictures:
 
 class FrameRecorder(Pictures):
     """The pictures of an item's runs, kept in memory with their times for
-    ``--netgent-video`` (see :mod:`pytest_netgent.studio.video`)."""
+    ``--netgent-video`` (see :mod:`pytest_netgent.studio.recording`)."""
 
     fps, idle = 4.0, 0.5
     MAX_FRAMES = 1500

@@ -24,9 +24,9 @@ from ..system.redaction import redact_values
 from .chain import Chain
 from .meter import Meter
 from .page import in_far_frames, script
+from .qoe import OutputPathError, output_path
 from .session import browser_gone, cdp
 from .tabs import TabMemory
-from .video import OutputPathError, output_path
 from .waits import ActionFailed, Waits
 
 if TYPE_CHECKING:

@@ -1,8 +1,7 @@
-"""NetGent's own ways in: its Python SDK, the ``netgent`` command and the conversion of
-its files into workflow items.
+"""NetGent's own ways in: its Python SDK and the conversion of its files into workflow
+items (the ``netgent`` command, :mod:`pytest_netgent.cli`, is built on them).
 
 - :mod:`.sdk`: ``NetGent``, the controller NetGent's scripts use;
-- :mod:`.cli`: the ``netgent`` command;
 - :mod:`.convert`: NetGent's prompt files and state repositories as ``.netgent.yaml``;
 - :mod:`.inputs`: what the command reads, validated.
 """

@@ -103,7 +103,8 @@ def read_repository(path_text: str) -> list[dict[str, Any]]:
     except ValueError as exc:
         raise BadInput(
             f"STATES {path_text}: {exc} (see the check and action types in "
-            "`python -m pytest_netgent schema` and the README's cache format)"
+            "`python -m pytest_netgent schema` and the cache file's reference, "
+            "docs/reference/cache.md)"
         ) from None
     if not automaton.states:
         raise BadInput(f"STATES {path_text}: holds no states")

@@ -27,7 +27,7 @@ from ..browser.pool import BrowserPool
 from ..browser.session import BrowserOptions
 from ..errors import NetgentError
 from ..replay.run import RunResult, RunSettings, TimelineEvent
-from ..replay.wiring import run_states
+from ..replay.wiring import Recording, run_states
 from ..synthesis import Synthesiser, Usage, build_synthesiser
 from ..system.redaction import Secret
 from ..workflow.automaton import Automaton, State, parse_automaton
@@ -160,9 +160,13 @@ class NetGent:
             secrets,
             settings,
             order=order,
-            record=workflow,
-            synthesiser=self.synthesiser() if workflow is not None else None,
-            cached={s.name for s in repository.states},
+            recording=None
+            if workflow is None
+            else Recording(
+                workflow,
+                self.synthesiser(),
+                cached=frozenset(s.name for s in repository.states),
+            ),
         )
         result, engine, recorder = wired.result, wired.engine, wired.recorder
         states = engine.states

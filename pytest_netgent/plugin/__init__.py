@@ -88,14 +88,14 @@ def _register(config: pytest.Config, settings: Settings) -> None:
             config.pluginmanager.register(
                 CaptureLog(settings.capture, config), "netgent-capture-log"
             )
-    from .plugins_compat import PluginsCompat  # pytest-html, -rerunfailures, -repeat
+    from .thirdparty import ThirdPartyPlugins  # pytest-html, -rerunfailures, -repeat
 
-    config.pluginmanager.register(PluginsCompat(), "netgent-plugins-compat")
+    config.pluginmanager.register(ThirdPartyPlugins(), "netgent-plugins-compat")
     from .status import StatusPlugin  # the live status lines
 
     config.pluginmanager.register(StatusPlugin(config, settings.live), "netgent-status")
     if settings.record:
-        from ..replay.recordlog import RecordLog
+        from .record_summary import RecordLog
 
         log = RecordLog()
         config.stash[record_log_key] = log
@@ -157,7 +157,7 @@ def pytest_runtest_makereport(
             report.user_properties.append(prop)
             item.user_properties.append(prop)
     if call.when == "call" and result is not None and result.record is not None:
-        from ..replay.recordlog import record_property
+        from .record_summary import record_property
 
         # user_properties travel with the report from xdist workers to the controller;
         # on the item too, for junitxml (the summary counts the call report's only)

@@ -22,8 +22,8 @@ from ..workflow import store
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
 from .keys import result_key
 from .marks import item_marks
-from .plugins_compat import attempt, attempt_folder, repeat_count, repeat_ids, repeat_step_key
 from .reporting import ReportsErrors
+from .thirdparty import attempt, attempt_folder, repeat_count, repeat_ids, repeat_step_key
 
 if TYPE_CHECKING:
     from ..scenario.spec import LoadedScenario

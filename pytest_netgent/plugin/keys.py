@@ -11,8 +11,8 @@ import pytest
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool
     from ..capture.item import ItemCapture
-    from ..replay.recordlog import RecordLog
     from ..replay.run import RunResult
+    from .record_summary import RecordLog
     from .settings import Settings
 
 WORKFLOW_SUFFIXES = (".netgent.yaml", ".netgent.yml")

@@ -93,7 +93,7 @@ class ScenarioItem(ReportsErrors, pytest.Function):
     def artifacts_dir(self, root: Path) -> Path:
         """This scenario's folder under ``--netgent-artifacts`` (``-retryN`` for a rerun)."""
         from ..capture import folder_name
-        from .plugins_compat import attempt_folder
+        from .thirdparty import attempt_folder
 
         return attempt_folder(self, root / folder_name(self.nodeid))
 
@@ -182,7 +182,7 @@ class ScenarioItem(ReportsErrors, pytest.Function):
     def _record_summary(self, member: str, record: RecordReport) -> None:
         """The record summary of ``member``'s run, as a workflow item's (the session's
         record totals and junit count it)."""
-        from ..replay.recordlog import record_property
+        from .record_summary import record_property
 
         self.user_properties.append(record_property(f"{self.nodeid}::{member}", record))
 
@@ -234,7 +234,7 @@ class ScenarioItem(ReportsErrors, pytest.Function):
                 self.user_properties.append((TRACE_PROPERTY, str(path)))
 
     def _member_video(self, name: str, frames: list[tuple[float, bytes]], folder: Path) -> None:
-        from ..studio.video import VIDEO_FILE, VideoError, write_webm
+        from ..studio.recording import VIDEO_FILE, VideoError, write_webm
         from .tracing import VIDEO_PROPERTY
 
         path = folder / VIDEO_FILE

@@ -17,7 +17,7 @@ import pytest
 from ..browser.session import BrowserOptions
 from ..capture import CaptureSettings
 from ..network.conditions import Condition
-from ..replay.settings import ReplaySettings
+from ..replay.run_settings import ReplaySettings
 
 
 @dataclass

@@ -77,7 +77,7 @@ def video_mode(config: pytest.Config) -> str:
     error."""
     value = _mode(config, "netgent_video")
     if value != "off":
-        from ..studio.video import missing
+        from ..studio.recording import missing
 
         if why := missing():
             raise pytest.UsageError(why)
@@ -127,7 +127,7 @@ class TracePlugin:
         phases: dict[str, str],
     ) -> None:
         """Write the item's video at its teardown (if its mode keeps it)."""
-        from ..studio.video import VIDEO_FILE, VideoError, write_webm
+        from ..studio.recording import VIDEO_FILE, VideoError, write_webm
 
         assert browser.video is not None
         path = _folder(item, browser, self.artifacts) / VIDEO_FILE

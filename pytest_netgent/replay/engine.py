@@ -1,6 +1,6 @@
 """The run loop: match a state on the page, run its actions, until an end state.
 
-Engine rules (told to users in the README's "How replay works"; docs/architecture.md):
+Engine rules (told to users in docs/replay.md, "How replay works"; docs/architecture.md):
 
 - every candidate state's checks are evaluated in one browser round trip per tick, and
   the page itself waits (DOM mutations, short polling) until a state matches, so no
@@ -18,7 +18,6 @@ Engine rules (told to users in the README's "How replay works"; docs/architectur
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import time
 from collections.abc import Mapping
@@ -39,6 +38,7 @@ from ..workflow.secrets import env_of
 from . import diagnosis
 from .position import DurationOver, Page, Position
 from .run import RunResult, RunSettings, TimelineEvent, check_host, host_allowed, substitute
+from .table import StateTable
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -80,7 +80,8 @@ class Engine:
     """Replays compiled ``states`` on ``driver``.
 
     ``values`` holds vars, parameters and ``base_url``; ``secrets`` the secret values,
-    substituted only when an action or check runs and redacted from everything reported.
+    substituted only when an action or check runs and redacted from everything reported
+    (by ``redact``, made from them when not given).
     """
 
     def __init__(
@@ -94,24 +95,19 @@ class Engine:
         healer: Healer | None = None,
         order: list[str] | None = None,
         guard: NavigationGuard | None = None,
+        redact: Redactor | None = None,
     ) -> None:
         self.driver = driver
         self.guard = guard if guard is not None and guard.alive else None
         """Stops the browser's own navigations outside the allowed hosts (see
         :mod:`..browser.guard`); without it, they are caught once they have happened."""
         self.workflow = workflow
-        self.states: list[State] = []
         self.settings = settings
         self.values = {**values, **secrets}
-        self.redact = Redactor(secrets)
+        self.redact = redact if redact is not None else Redactor(secrets)
         self.healer = healer
         self.order = order or [s.name for s in states]
-        self._rank = {n: p for p, n in reversed(list(enumerate(self.order)))}
-        """Each name's place in :attr:`order` (its first)."""
-        self._ranks: list[int] = []
-        """The rank of each of :attr:`states`, ascending."""
-        self._checks: list[dict[str, Any]] = []
-        self._check_wait: dict[str, float] = {}
+        self.table = StateTable(self.order, self.values)
         self._at: Position | None = None  # the loop's place: an inserted state moves it
         for state in states:
             self.put_state(state, replace=False)
@@ -157,44 +153,22 @@ class Engine:
     def _allow(self, url: str, what: str) -> None:
         check_host(url, self.allowed, what, self.redact, self.guard)
 
-    def put_state(self, state: State, *, replace: bool = True) -> int:
-        """Add ``state`` (or replace the one of its name) in declared order; its index.
+    @property
+    def states(self) -> list[State]:
+        """The compiled states, in declared order (record mode adds to them)."""
+        return self.table.states
 
-        ``replace=False`` keeps a state of the same name: NetGent's repositories may name
-        two states alike (a synthesised state is named after the prompt it served).
-        """
-        # NetGent's per-check timeout: the page is given at least that long to show it, and
-        # no state declared later fires on a younger page ("hold"). Checks are substituted
-        # once here: their values do not change during a run.
-        waits = [float(c.params["timeout"]) for c in state.checks if "timeout" in c.params]
-        checks = {"checks": [substitute(c.model_dump(), self.values) for c in state.checks],
-                  "hold": round(1000 * max(waits, default=0.0))}  # fmt: skip
-        replacing = replace and state.name in self._check_wait
-        if not replacing:
-            waits.append(self._check_wait.get(state.name, 0.0))
-        self._check_wait[state.name] = max(waits, default=0.0)
-        if replacing:
-            index = next(i for i, s in enumerate(self.states) if s.name == state.name)
-            self.states[index] = state
-            self._checks[index] = checks
-            return index
-        # states stay sorted by their declared rank: the new one goes after its equals
-        rank = self._rank.get(state.name, len(self.order))
-        index = bisect.bisect_right(self._ranks, rank)
-        if self._at is not None:
+    def put_state(self, state: State, *, replace: bool = True) -> int:
+        """Add ``state`` (or replace the one of its name) in declared order; its index
+        (see :meth:`.table.StateTable.put`)."""
+        index, inserted = self.table.put(state, replace=replace)
+        if inserted and self._at is not None:
             self._at.inserted(index)
-        self.states.insert(index, state)
-        self._checks.insert(index, checks)
-        self._ranks.insert(index, rank)
         return index
 
     def evaluate_now(self, states: list[State] | None = None) -> Tick:
         """Evaluate ``states`` (default: the automaton's) once, without waiting."""
-        if states is None:
-            return evaluate(self.driver, self._checks, None, 0, fresh=self._fresh)
-        checks = [
-            {"checks": [substitute(c.model_dump(), self.values) for c in s.checks]} for s in states
-        ]
+        checks = self.table.checks if states is None else self.table.filled(states)
         return evaluate(self.driver, checks, None, 0, fresh=self._fresh)
 
     @property
@@ -337,8 +311,14 @@ class Engine:
         if at.last_fired is not None and at.repeats >= self.states[at.last_fired].repeat:
             exclude = {"state": at.last_fired, "doc": at.last_page[0], "href": at.last_page[1]}
         with self._bounded(wait_ms / 1000 + HANG_S, diagnosis.CHECKING):
-            tick = evaluate(self.driver, self._checks, exclude, wait_ms, fresh=self._fresh,
-                            rows=bool(self.result.watchers))  # fmt: skip
+            tick = evaluate(
+                self.driver,
+                self.table.checks,
+                exclude,
+                wait_ms,
+                fresh=self._fresh,
+                rows=bool(self.result.watchers),
+            )
         self._hung()
         self.result.ticks += 1
         for watcher in self.result.watchers:  # --netgent-trace
@@ -462,7 +442,7 @@ class Engine:
     def _wait_for_state(self) -> float:
         """How long to wait for a state to match before reporting drift or healing: the
         state timeout, or a candidate check's longer ``timeout``."""
-        wait = max(self.settings.state_timeout, *self._check_wait.values(), 0.0)
+        wait = max(self.settings.state_timeout, self.table.longest_wait())
         if self.healer is None:
             return wait
         return min(self.healer.settle, wait)
@@ -575,7 +555,7 @@ class Engine:
         may have changed the page since.
         """
         tick = self._last_tick
-        again = evaluate(self.driver, self._checks, None, 0, fresh=self._fresh)
+        again = evaluate(self.driver, self.table.checks, None, 0, fresh=self._fresh)
         if again.ok:
             tick = again
         page = tick.href or self._current_url()

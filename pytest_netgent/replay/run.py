@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from ..browser.video import QoeSample
+from ..browser.qoe import QoeSample
 from ..browser.webrtc import WebrtcSample
 from ..errors import NavigationError, NetgentError, RunStopped
 from ..system import interrupts, progress
@@ -77,7 +77,7 @@ class RunResult:
     record: RecordReport | None = None
     """What record mode synthesised, healed and wrote (``None`` in plain replay)."""
     qoe: list[QoeSample] = field(default_factory=list)
-    """Video quality samples of ``start_video_sampling`` (see :mod:`..browser.video`)."""
+    """Video quality samples of ``start_video_sampling`` (see :mod:`..browser.qoe`)."""
     webrtc: list[WebrtcSample] = field(default_factory=list)
     """WebRTC samples of ``start_webrtc_tracking`` (see :mod:`..browser.webrtc`)."""
     watchers: list[Watcher] = field(default_factory=list, repr=False, compare=False)

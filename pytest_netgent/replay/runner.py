@@ -35,17 +35,18 @@ from ..workflow.automaton import Automaton, State
 from ..workflow.secrets import env_values, resolve_secrets
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, Workflow, load_workflows
 from ..workflow.window import parse_window, window_text
-from .picking import after_record, forget_step
 from .preflight import GIVEN, heal_fix, vet
+from .record_picks import after_record, forget_step
 from .recorder import StatesProposed, SynthesisFailed, save
 from .run import EndWatcher, PicturesWatcher, RunResult, RunSettings, TimelineEvent, Watcher
-from .settings import ReplaySettings
+from .run_settings import ReplaySettings
 from .verify import Seen, answered_otherwise, misjudged, recorded_path, unwritten
-from .wiring import Wired, run_states
+from .wiring import Recording, Wired, run_states
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
+    from ..browser.guard import NavigationGuard
     from ..browser.screencast import FrameRecorder, Pictures
     from .trace import Trace
 
@@ -163,7 +164,8 @@ class NetgentBrowser:
         self._pool.secret_logs.add(secrets)
         values = self._values(loaded, plan.replay, params, base_url)
         source = cache_file if states is None else GIVEN  # where the states come from
-        vet(self.driver, plan.replay, {**values, **secrets}, Redactor(secrets), source, heal)
+        redact = Redactor(secrets)
+        vet(self.driver, plan.replay, {**values, **secrets}, redact, source, heal)
         if self.before_run is not None:
             self.before_run(loaded, str(values.get("base_url", "")))
         self._pool.size_window(window)
@@ -181,14 +183,11 @@ class NetgentBrowser:
             secrets,
             self._run_settings(spec, artifacts, duration, cancel),
             order=[s.name for s in spec.states],
-            record=spec if plan.mode else None,
-            synthesiser=synthesiser,
-            picks=picks_path(cache_file) if plan.mode else None,
-            cached=cached,
-            window=window_text(window),
+            recording=_recording(plan, spec, synthesiser, cached, cache_file, window),
             guard=guard,
             trace=self.trace,
             watchers=self._watchers(pictures, on_end),
+            redact=redact,
         )
         result = wired.result
         for follower in pictures:
@@ -284,8 +283,8 @@ class NetgentBrowser:
         spec: Workflow,
         previous: Automaton | None,
         values: dict[str, Any],
-        secrets: dict[str, Any],
-        guard: Any,
+        secrets: Mapping[str, str | Secret],
+        guard: NavigationGuard | None,
         window: tuple[int, int],
     ) -> None:
         """Replay what a recording run made, from a reset browser as the next item would,
@@ -412,6 +411,21 @@ def _named(
         return CacheError(source, f"invalid cached states: {error.reason}", heal=fix)
     location = f"{display_path(loaded.path)}:{loaded.line}"
     return error.with_details(workflow=loaded.workflow.name, location=location, heal=heal)
+
+
+def _recording(
+    plan: _Plan,
+    spec: Workflow,
+    synthesiser: Synthesiser | None,
+    cached: set[str],
+    cache_file: Path,
+    window: tuple[int, int],
+) -> Recording | None:
+    """What a run needs to synthesise states, when its plan records."""
+    if not plan.mode:
+        return None
+    picks = picks_path(cache_file)
+    return Recording(spec, synthesiser, frozenset(cached), picks, window_text(window))
 
 
 def _loaded(workflow: str | Path | Workflow | LoadedWorkflow, name: str | None) -> LoadedWorkflow:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..synthesis import Context, Synthesiser, build_synthesiser
 from ..system.redaction import Redactor, Secret
 from .engine import Engine
-from .picking import with_picks
+from .record_picks import with_picks
 from .recorder import Recorder
 from .run import RunResult, RunSettings, Watcher
 
@@ -25,6 +25,24 @@ if TYPE_CHECKING:
     from ..workflow.automaton import State
     from ..workflow.spec import Workflow
     from .trace import Trace
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What a run that may synthesise states needs beyond what a replay needs.
+
+    ``workflow`` is the workflow whose missing or failing states are synthesised by
+    ``synthesiser`` (default: the builtin rules); ``cached`` names the states that came
+    from the cache; ``picks`` is the workflow's picks file (what a person chose in the
+    studio answers their instructions first); ``window`` the window size the states
+    are recorded at.
+    """
+
+    workflow: Workflow
+    synthesiser: Synthesiser | None = None
+    cached: frozenset[str] = frozenset()
+    picks: Path | None = None
+    window: str = ""
 
 
 @dataclass
@@ -46,42 +64,47 @@ def run_states(
     settings: RunSettings,
     *,
     order: list[str],
-    record: Workflow | None = None,
-    synthesiser: Synthesiser | None = None,
-    cached: set[str] | None = None,
-    window: str = "",
+    recording: Recording | None = None,
     guard: NavigationGuard | None = None,
     trace: Trace | None = None,
     watchers: Sequence[Watcher] = (),
-    picks: Path | None = None,
+    redact: Redactor | None = None,
 ) -> Wired:
     """Run the compiled ``states`` of workflow ``name`` to its end or a failure.
 
-    With ``record`` (the workflow whose states may be synthesised), missing or
-    failing states are synthesised by ``synthesiser`` (default: builtin rules);
-    ``cached`` names the states that came from the cache. ``values`` fill the
-    placeholders (``base_url`` among them); ``secrets`` too, and are redacted from
-    everything reported and from what a model is shown. ``trace`` (``--netgent-trace``)
-    watches the run, as do ``watchers`` (the live page's and the video's pictures).
-    In record mode, the picks a person made in the studio (the workflow's ``picks``
-    file) answer their instructions first.
+    With ``recording``, missing or failing states are synthesised as it says.
+    ``values`` fill the placeholders (``base_url`` among them); ``secrets`` too, and are
+    redacted (by ``redact``, made from them when not given) from everything reported and
+    from what a model is shown. ``trace`` (``--netgent-trace``) watches the run, as do
+    ``watchers`` (the live page's and the video's pictures).
     """
+    redact = redact if redact is not None else Redactor(dict(secrets))
     recorder = None
-    if record is not None:
+    if recording is not None:
+        spec = recording.workflow
         ctx = Context(
-            workflow=record.name,
-            description=record.description,
+            workflow=spec.name,
+            description=spec.description,
             order=order,
             values={k: str(v) for k, v in values.items() if k != "base_url"},
             secrets=sorted(secrets),
             base_url=str(values.get("base_url", "")),
-            redact=Redactor(dict(secrets)),
-            varying=sorted(record.parametrize),
+            redact=redact,
+            varying=sorted(spec.parametrize),
         )
-        synth = with_picks(synthesiser or build_synthesiser(), picks)
-        recorder = Recorder(record, synth, ctx, cached or set(), window=window)
+        synth = with_picks(recording.synthesiser or build_synthesiser(), recording.picks)
+        recorder = Recorder(spec, synth, ctx, set(recording.cached), window=recording.window)
     engine = Engine(
-        driver, name, states, values, secrets, settings, healer=recorder, order=order, guard=guard
+        driver,
+        name,
+        states,
+        values,
+        secrets,
+        settings,
+        healer=recorder,
+        order=order,
+        guard=guard,
+        redact=redact,
     )
     engine.result.watchers.extend(watchers)
     watching = trace.start(engine) if trace is not None else None

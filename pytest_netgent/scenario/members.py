@@ -30,7 +30,7 @@ from .spec import LoadedScenario, ResolvedMember
 
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool
-    from ..replay.settings import ReplaySettings
+    from ..replay.run_settings import ReplaySettings
     from ..replay.trace import Trace
     from ..system.redaction import Secret
 

@@ -173,7 +173,8 @@ def build_synthesiser(
 
     if llm is None:
         return BuiltinSynthesiser()
-    from .llm import LLMSynthesiser, TieredSynthesiser
+    from .llm import LLMSynthesiser
+    from .tiered import TieredSynthesiser
 
     model = LLMSynthesiser(llm)
     if max_calls is not None:

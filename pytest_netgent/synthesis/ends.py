@@ -2,13 +2,14 @@
 
 An end state passes the item, so a recording that takes one on the wrong page reports
 success for a run that never did what the workflow says (a model that took a shop's
-search results for the product page). The builtin rules read the states' triggers
-literally (:meth:`~.builtin.BuiltinSynthesiser.verdict`) and judge the choice; a page that
-shows nothing else than where a state of this run was made cannot confirm an end either
-(a model whose actions clicked a link to the same page, then took the login form for
-"the group was added"). Nor is any state taken that would skip one declared before it
-which the page shows (:func:`skipped`: a model that took a wiki's search results for the
-article to like, then clicked the search button and took that page for "liked").
+search results for the product page). The builtin state selection reads the states'
+triggers literally (:meth:`~.state_selection.StateSelector.verdict`) and judges the
+choice; a page that shows nothing else than where a state of this run was made cannot
+confirm an end either (a model whose actions clicked a link to the same page, then took
+the login form for "the group was added"). Nor is any state taken that would skip one
+declared before it which the page shows (:func:`skipped`: a model that took a wiki's
+search results for the article to like, then clicked the search button and took that
+page for "liked").
 
 A state made earlier in the run and chosen again on another page gets checks for this
 page: they replace those it was made with, so in replay it would no longer take its
@@ -24,8 +25,8 @@ from collections.abc import Mapping
 from ..workflow.automaton import Check
 from ..workflow.spec import StateSpec
 from . import Context
-from .builtin import BuiltinSynthesiser, holds_on
 from .observation import Observation, same_page
+from .state_selection import StateSelector, holds_on
 
 
 def end_guessed(
@@ -41,7 +42,7 @@ def end_guessed(
     state the page shows (:func:`skipped`), or the page shows nothing else than when a
     state of this run was made on it (``made``: the pages each was made on; the actions
     since changed nothing the end could be)."""
-    judge = BuiltinSynthesiser()
+    judge = StateSelector()
     verdict = judge.verdict(ctx, page, spec)
     if verdict in ("yes", "no"):
         return verdict == "no"
@@ -59,7 +60,7 @@ def skipped(ctx: Context, page: Observation, spec: StateSpec, candidates: list[S
     shows while none of ``spec``'s does (a model that took a wiki's search results, whose
     list is there, for the article they lead to: both read as 'this page's address').
     Nothing is skipped by a state whose own triggers hold here."""
-    judge = BuiltinSynthesiser()
+    judge = StateSelector()
     if judge.verdict(ctx, page, spec) == "yes":
         return ""
     order = ctx.order

@@ -180,7 +180,7 @@ def local_model(spec: str, option: str = "--netgent-llm") -> BaseChatModel:
     server = _SERVERS.setdefault(path, LocalServer(path))
     url = server.start()
     model = openai_compatible(url, path.stem)
-    from .llm import prefer_method
+    from .transport import prefer_method
 
     prefer_method(model, "function_calling")
     return model

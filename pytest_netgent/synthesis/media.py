@@ -46,41 +46,60 @@ class Condition:
 
 def _played(seconds: float) -> Condition:
     return Condition(
-        f"has played {seconds:g} s", f"m.currentTime >= {seconds:g}",
+        f"has played {seconds:g} s",
+        f"m.currentTime >= {seconds:g}",
         lambda m: m.current_time >= seconds,
-    )  # fmt: skip
+    )
 
 
 PLAYING = Condition("is playing", "!m.paused && !m.ended", lambda m: not m.paused and not m.ended)
 NOT_STARTED = Condition(
-    "has not started", "m.paused && m.played.length === 0",
-    lambda m: m.paused and not m.started, every=True,
-)  # fmt: skip
+    "has not started",
+    "m.paused && m.played.length === 0",
+    lambda m: m.paused and not m.started,
+    every=True,
+)
 PAUSED = Condition(
-    "is paused after starting", "m.paused && m.played.length > 0",
+    "is paused after starting",
+    "m.paused && m.played.length > 0",
     lambda m: m.paused and m.started,
-)  # fmt: skip
+)
 STOPPED = Condition("is not playing", "m.paused || m.ended", lambda m: m.paused or m.ended, True)
 ENDED = Condition("has ended", "m.ended", lambda m: m.ended)
 MUTED = Condition("is muted", "m.muted || m.volume === 0", lambda m: m.muted or m.volume == 0)
 SOUND = Condition("has sound", "!m.muted && m.volume > 0", lambda m: not m.muted and m.volume > 0)
 
 PREDICATES: list[tuple[str, Callable[[re.Match[str]], Condition]]] = [
-    (r"(?:is|are) (?:now |still )?(?:playing|running)|plays|(?:has|have) started playing",
-     lambda _: PLAYING),
-    (r"(?:has|have)(?: not|n't)(?: yet)? (?:started|begun|played|been (?:started|played))"
-     r"|(?:is|are) not (?:yet )?started", lambda _: NOT_STARTED),
-    (r"(?:is|are) (?:now )?paused(?: after (?:starting|playing|it (?:started|played)))?"
-     r"|(?:has|have) been paused", lambda _: PAUSED),
+    (
+        r"(?:is|are) (?:now |still )?(?:playing|running)|plays|(?:has|have) started playing",
+        lambda _: PLAYING,
+    ),
+    (
+        r"(?:has|have)(?: not|n't)(?: yet)? (?:started|begun|played|been (?:started|played))"
+        r"|(?:is|are) not (?:yet )?started",
+        lambda _: NOT_STARTED,
+    ),
+    (
+        r"(?:is|are) (?:now )?paused(?: after (?:starting|playing|it (?:started|played)))?"
+        r"|(?:has|have) been paused",
+        lambda _: PAUSED,
+    ),
     (r"(?:is|are) (?:not playing|stopped)", lambda _: STOPPED),
-    (r"(?:has|have) (?:ended|finished)|(?:is|are) (?:over|finished)|ended|finished",
-     lambda _: ENDED),
-    (r"(?:has|have) (?:played|been playing)(?: for)?(?: at least| more than| over)? "
-     r"([\d.]+) ?(?:s|secs?|seconds?)", lambda m: _played(float(m[1]))),
-    (r"(?:is|are) (?:muted|silent|off)|shows? (?:as )?muted|(?:has|have) no sound",
-     lambda _: MUTED),
+    (
+        r"(?:has|have) (?:ended|finished)|(?:is|are) (?:over|finished)|ended|finished",
+        lambda _: ENDED,
+    ),
+    (
+        r"(?:has|have) (?:played|been playing)(?: for)?(?: at least| more than| over)? "
+        r"([\d.]+) ?(?:s|secs?|seconds?)",
+        lambda m: _played(float(m[1])),
+    ),
+    (
+        r"(?:is|are) (?:muted|silent|off)|shows? (?:as )?muted|(?:has|have) no sound",
+        lambda _: MUTED,
+    ),
     (r"(?:is|are) (?:on|unmuted|not muted|audible)|(?:has|have) sound", lambda _: SOUND),
-]  # fmt: skip
+]
 
 
 class NoMedia(Exception):

@@ -15,9 +15,24 @@ from .observation import Observation
 from .words import tokens
 
 NOT_STATES = {
-    "shown", "visible", "displayed", "listed", "present", "open", "there", "pressed",
-    "selected", "checked", "liked", "active", "playing", "paused", "muted", "on", "off",
-}  # fmt: skip
+    "shown",
+    "visible",
+    "displayed",
+    "listed",
+    "present",
+    "open",
+    "there",
+    "pressed",
+    "selected",
+    "checked",
+    "liked",
+    "active",
+    "playing",
+    "paused",
+    "muted",
+    "on",
+    "off",
+}
 """Words other readings take ("is shown", "is pressed", "is playing")."""
 
 

@@ -1,10 +1,11 @@
-"""Reading triggers: the builtin synthesiser's checks for one trigger of a state.
+"""The builtin trigger rules: a state's triggers become the checks that recognise it.
 
 "The URL contains /watch", "the page says 'Saved'", "the Like button is pressed", "a
 video is playing", "the 'QUIC' heading is shown": each reading parses the whole
 sentence, finds what it names on the observed page, and gives checks that stand for
 all its words (:mod:`.grounding`); a trigger that reads and does not hold raises
 :class:`NotHolding`, one that does not read or would not be grounded :class:`Unresolved`.
+A state's checks are those of all its triggers (:meth:`TriggerReader.state_checks`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 
 from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..workflow.automaton import Check
+from ..workflow.spec import StateSpec
 from . import Context, Unresolved
 from .counts import WrongCount, count_trigger
 from .elements import heading_for, locate, locator, resolve
@@ -22,7 +24,16 @@ from .grounding import ground, names_only, shown_words
 from .media import NoMedia, media_trigger
 from .observation import Observation, ObservedElement, Selector
 from .statuses import OtherStatus, status_trigger
-from .words import SHOWN, Target, parse_target, templatise, unquote, with_base
+from .words import (
+    SHOWN,
+    Target,
+    literal_form,
+    parse_target,
+    restore,
+    templatise,
+    unquote,
+    with_base,
+)
 
 
 class NotHolding(Unresolved):
@@ -30,7 +41,37 @@ class NotHolding(Unresolved):
 
 
 class TriggerReader:
-    """Reads one trigger into checks (see the module's doc); it keeps no state."""
+    """Reads triggers into checks (see the module's doc); it keeps no state."""
+
+    def state_checks(self, ctx: Context, page: Observation, state: StateSpec) -> list[Check]:
+        """Checks for ``state``'s triggers, each trigger grounded whole by them (see
+        :mod:`.grounding`); a trigger these rules do not read, or whose checks would not
+        stand for all its words, raises :class:`Unresolved` naming those words (a model,
+        when there is one, decides it), never a guess from the page's landmarks."""
+        checks: list[Check] = []
+        vague: list[str] = []
+        for trigger in state.triggers:
+            literal, back = literal_form(trigger, ctx)
+            try:
+                checks += [
+                    c.model_copy(update={"params": restore(c.params, back)})
+                    for c in self.read(ctx, page, literal)
+                ]
+            except NotHolding:
+                raise  # the state does not apply to this page: say so, do not guess
+            except Unresolved as exc:
+                vague.append(exc.reason)
+        if vague or not checks:
+            raise Unresolved(
+                "; ".join(vague or [f"state {state.name!r} has no triggers"])
+                + ". Write the trigger as the page says it (\"The page says '...'\", "
+                "\"The URL contains '...'\", \"The 'Sign in' button is shown\")"
+            )
+        landmark = self.url_landmark(ctx, page)
+        if any(c.type == "url" and c != landmark for c in checks):
+            # a URL trigger was written: it replaces the URL this page would pin
+            checks = [c for c in checks if c != landmark]
+        return _unique(checks)
 
     def read(self, ctx: Context, page: Observation, text: str) -> list[Check]:
         """Checks for one trigger (its placeholders filled) that stand for all its words;
@@ -361,6 +402,8 @@ class TriggerReader:
         raise Unresolved(f"no stable selector for {el.describe()}")
 
     def url_landmark(self, ctx: Context, page: Observation) -> Check:
+        """The check that pins ``page``'s address as it stands for the state: the start
+        page, a record's path with any id, a prefix for one item of many."""
         parts = urlsplit(page.url)
         if page.url in START_PAGES:
             # written as NetGent writes it, so the repository also replays in NetGent; here
@@ -381,6 +424,11 @@ class TriggerReader:
         # /wiki/article/quic: the last segment names one item of many
         folder = base[: base.rindex("/") + 1]
         return Check(type="url", params={"url": with_base(folder, ctx), "match": "prefix"})
+
+
+def _unique(checks: list[Check]) -> list[Check]:
+    """``checks`` without repeats, in their order (checks are not hashable)."""
+    return [c for i, c in enumerate(checks) if c not in checks[:i]]
 
 
 def check_values(ctx: Context) -> dict[str, str]:

@@ -37,8 +37,18 @@ UNIT = r"(?:" + "|".join(u for u, _ in _UNITS) + r")(?![\w'’])"
 """A unit of time, as written: "ms", "s", "sec", "seconds", "min", "minutes", "h"."""
 
 _ONES = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
-_TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-          "seventeen", "eighteen", "nineteen"]  # fmt: skip
+_TEENS = [
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
 
 NUMBER_WORDS: dict[str, int] = {w: i + 1 for i, w in enumerate(_ONES)}
@@ -53,16 +63,43 @@ NUMBER_WORDS |= {
 }
 
 _SINGLE = (
-    "a", "an", "one", "another", "a single", "a full", "one full", "a whole", "one whole",
-    "a good", "the next", "one more",
-)  # fmt: skip
+    "a",
+    "an",
+    "one",
+    "another",
+    "a single",
+    "a full",
+    "one full",
+    "a whole",
+    "one whole",
+    "a good",
+    "the next",
+    "one more",
+)
 """What counts one of a unit: "a minute", "another minute", "a full minute"."""
 
 _QUALIFIERS = (
-    "at least", "about", "around", "roughly", "approximately", "approx.", "approx",
-    "exactly", "precisely", "just", "only", "another", "a further", "an additional",
-    "an extra", "a full", "a whole", "a good", "full", "the next",
-)  # fmt: skip
+    "at least",
+    "about",
+    "around",
+    "roughly",
+    "approximately",
+    "approx.",
+    "approx",
+    "exactly",
+    "precisely",
+    "just",
+    "only",
+    "another",
+    "a further",
+    "an additional",
+    "an extra",
+    "a full",
+    "a whole",
+    "a good",
+    "full",
+    "the next",
+)
 """Words before a definite amount that leave it one: "another 10 seconds", "about a minute"."""
 
 

@@ -43,8 +43,8 @@ CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "always_true": ((), ()),
 }
 """Each check type's ``(required, optional)`` parameters; NetGent's names included
-(``check_visibility``, ``timeout``). The engine's meaning of each is in the README's
-"Coming from NetGent" table and in ``browser/checks.js``."""
+(``check_visibility``, ``timeout``). The engine's meaning of each is in the docs'
+"Coming from NetGent" table (docs/netgent.md) and in ``browser/checks.js``."""
 
 ActionType = Literal[
     "navigate",

@@ -123,7 +123,7 @@ def _html_on(config: pytest.Config) -> bool:
     return config.pluginmanager.hasplugin(HTML_PLUGIN) and bool(config.getoption("htmlpath", None))
 
 
-class PluginsCompat:
+class ThirdPartyPlugins:
     """The hooks that fit workflow items to the plugins above (registered in
     ``pytest_configure``)."""
 

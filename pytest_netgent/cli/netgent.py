@@ -1,29 +1,7 @@
-"""The ``netgent`` command: NetGent's command line on pytest-netgent's engine.
-
-::
-
-    netgent -e STATES.json [CREDENTIALS]        replay a state repository
-    netgent -g KEYS CREDENTIALS PROMPTS         generate one from state prompts
-    netgent A.json B.json C.sh [--out DIR]      replay repositories and run shell
-                                                scripts at the same time
-    netgent convert PROMPTS.json                write the equivalent .netgent.yaml
-    netgent convert STATES.json|DIR [-o DIR]    a workflow file replaying a repository
-    netgent convert A.json B.json C.sh -o DIR   a scenario running them together
-    netgent merge DIR... -o OUT                 one dataset from the folders of a run's
-                                                shards (--netgent-shard K/N)
-    netgent show-trace TRACE.zip [--port N]     an item's trace (--netgent-trace) in the
-                                                browser
-    netgent studio PICK.json [--port N]         pick by hand the element of an
-              [--base-url URL]                  instruction --netgent-record declined
-                                                (against the pick's base URL when it is
-                                                this machine's, else --base-url's)
-    netgent plot FOLDER... [--format svg,png]   throughput and video quality plots of
-                                                captured items (--netgent-capture)
-
-Exit status: 0 when the run reached an end state (every run and script, for several),
-1 when it did not (the reason, a UI drift report for a replay, is on stderr), 2 for bad
-input (a missing or invalid file, an unknown option), with what is wrong and how to fix
-it on stderr.
+"""``netgent -e STATES.json [CREDENTIALS]`` and ``netgent -g KEYS CREDENTIALS PROMPTS``:
+replay a NetGent state repository, or generate one from state prompts, in Chromium;
+and what every run of a repository shares (the agent, its result file, the variables
+and options given on the command line).
 """
 
 from __future__ import annotations
@@ -36,9 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..system import atomic
-from .inputs import (
-    BAD_INPUT,
+from ..compat.inputs import (
     FAILED,
     OK,
     TOO_DEEP,
@@ -51,6 +27,7 @@ from .inputs import (
     read_repository,
     writable,
 )
+from ..system import atomic
 
 KEYS_HELP = """\
 KEYS names the model that generates states:
@@ -142,7 +119,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--duration",
-        type=_positive_seconds,
+        type=positive_seconds,
         metavar="SECONDS",
         help="end the run with success after SECONDS when it is in a continuous state "
         "(NetGent's config.continuous); without it a continuous state runs until "
@@ -150,37 +127,13 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--state-timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         metavar="SECONDS",
         help="how long a page may take to match a state (default 10)",
     )
 
 
-def _many_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="netgent",
-        usage="netgent A.json B.json C.sh ... [--out DIR] [options]",
-        description="Replay NetGent state repositories (each in a browser and profile of its "
-        "own) and run shell scripts, all at the same time; each one's result and log go to "
-        "OUT/<name>/<name>_result.json and OUT/<name>/<name>.log.",
-        epilog="Exit status: 0 when every repository reached an end state and every script "
-        "exited 0, 1 otherwise, 2 for bad input.",
-    )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="STATES.json or SCRIPT.sh")
-    parser.add_argument("--out", default="out", metavar="DIR", help="results (default: out)")
-    parser.add_argument(
-        "--credentials", metavar="CREDENTIALS", help="secrets for every repository (JSON)"
-    )
-    parser.add_argument("-s", "--show", action="store_true", help="show the browser windows")
-    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--variables", metavar="VARS", help="NetGent's variables (JSON)")
-    parser.add_argument("--duration", type=_positive_seconds, metavar="SECONDS")
-    parser.add_argument("--state-timeout", type=_positive_seconds, metavar="SECONDS")
-    parser.add_argument("--user-data-dir", help=argparse.SUPPRESS)
-    return parser
-
-
-def _positive_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -224,10 +177,10 @@ def load_keys(spec: str) -> Any:
         raise BadInput(str(exc)) from None
 
 
-def _variables(items: Sequence[str], netgent: str | None = None) -> dict[str, str]:
+def parse_variables(items: Sequence[str], netgent: str | None = None) -> dict[str, str]:
     out: dict[str, str] = {}
     if netgent:
-        data = _json_argument(netgent, "--variables")
+        data = json_argument(netgent, "--variables")
         if not isinstance(data, dict):
             raise BadInput(f"--variables: expected a JSON object, got a {kind_of(data)}")
         out = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
@@ -239,7 +192,7 @@ def _variables(items: Sequence[str], netgent: str | None = None) -> dict[str, st
     return out
 
 
-def _json_argument(text: str, what: str) -> Any:
+def json_argument(text: str, what: str) -> Any:
     """A JSON value given inline or as a file's path."""
     if text.strip().startswith(("{", "[")):
         try:
@@ -254,8 +207,8 @@ def _json_argument(text: str, what: str) -> Any:
 # ---------------------------------------------------------------------- modes
 
 
-def _agent(args: argparse.Namespace, llm: Any, enabled: bool, creds: dict[str, str]) -> Any:
-    from .sdk import NetGent
+def make_agent(args: argparse.Namespace, llm: Any, enabled: bool, creds: dict[str, str]) -> Any:
+    from ..compat.sdk import NetGent
 
     config: dict[str, Any] = {}
     if args.state_timeout is not None:
@@ -272,7 +225,7 @@ def _agent(args: argparse.Namespace, llm: Any, enabled: bool, creds: dict[str, s
     )
 
 
-def _failure(result: Any, source: str, heal: str) -> str:
+def failure_report(result: Any, source: str, heal: str) -> str:
     from ..errors import ReplayError
 
     error = result.error
@@ -285,7 +238,7 @@ def _failure(result: Any, source: str, heal: str) -> str:
     return report
 
 
-def _write(path: str, data: Any) -> None:
+def write_json(path: str, data: Any) -> None:
     target = Path(path)
     if not target.parent.is_dir():
         raise BadInput(f"-o {path}: folder {target.parent} does not exist")
@@ -299,9 +252,9 @@ def execute(args: argparse.Namespace) -> int:
         raise BadInput(f"-e takes STATES.json [CREDENTIALS], got {len(files)} arguments")
     repository = read_repository(files[0])
     creds = read_credentials(files[1]) if len(files) == 2 else {}
-    variables = {**_saved_variables(files[0]), **_variables(args.var, args.variables)}
-    output_dir = _output_dir(args.output)
-    with _agent(args, None, False, creds) as agent:
+    variables = {**saved_variables(files[0]), **parse_variables(args.var, args.variables)}
+    output_dir = output_dir_of(args.output)
+    with make_agent(args, None, False, creds) as agent:
         result = agent.run(
             state_prompts=[],
             state_repository=repository,
@@ -309,12 +262,12 @@ def execute(args: argparse.Namespace) -> int:
             output_dir=output_dir,
         )
     if args.output:
-        _write(args.output, _result_json(result))
+        write_json(args.output, result_json(result))
     if result.reached_end:
         print(f"netgent: end state reached: {result.end_state}", file=sys.stderr)
         return OK
     heal = "regenerate the repository with netgent -g KEYS CREDENTIALS PROMPTS"
-    print(_failure(result, files[0], heal), file=sys.stderr)
+    print(failure_report(result, files[0], heal), file=sys.stderr)
     return FAILED
 
 
@@ -323,13 +276,13 @@ def generate(args: argparse.Namespace) -> int:
     keys, credentials, prompts_file = args.generate
     prompts = read_prompts(prompts_file)
     creds = read_credentials(credentials)
-    variables = _variables(args.var, args.variables)
-    output_dir = _output_dir(args.output)
+    variables = parse_variables(args.var, args.variables)
+    output_dir = output_dir_of(args.output)
     llm = load_keys(keys)
-    with _agent(args, llm, True, creds) as agent:
+    with make_agent(args, llm, True, creds) as agent:
         result = agent.run(state_prompts=prompts, variables=variables, output_dir=output_dir)
     if args.output:
-        _write(args.output, result.state_repository)
+        write_json(args.output, result.state_repository)
     else:
         print(json.dumps(result.state_repository, indent=2, ensure_ascii=False))
     usage = result.usage
@@ -343,128 +296,12 @@ def generate(args: argparse.Namespace) -> int:
         return OK
     where = f" to {args.output}" if args.output else ""
     heal = "check the state prompts, then run netgent -g again"
-    print(_failure(result, prompts_file, heal), file=sys.stderr)
+    print(failure_report(result, prompts_file, heal), file=sys.stderr)
     print(f"netgent: partial repository ({summary}) written{where}", file=sys.stderr)
     return FAILED
 
 
-def run_many(args: argparse.Namespace) -> int:
-    """``netgent A.json B.json C.sh``: every repository replayed and every script run at
-    the same time; 0 only when all succeeded."""
-    import threading
-
-    jobs: dict[str, tuple[str, Path]] = {}
-    for text in args.files:
-        path = Path(text)
-        kind = {".json": "repository", ".sh": "script"}.get(path.suffix)
-        if kind is None:
-            raise BadInput(f"{text}: give NetGent state repositories (.json) or scripts (.sh)")
-        if not path.is_file():
-            raise BadInput(f"{text}: no such file")
-        if kind == "repository":
-            read_repository(text)  # a bad one stops all before any starts
-        name = path.name.removesuffix(path.suffix)
-        for suffix in ("_result", "-result", "_states", "-states"):
-            name = name.removesuffix(suffix)
-        if name in jobs:
-            raise BadInput(f"{text} and {jobs[name][1]} would both write {args.out}/{name}/")
-        jobs[name] = (kind, path)
-    out = Path(args.out)
-    creds = read_credentials(args.credentials) if args.credentials else {}
-    variables = _variables(args.var, args.variables)
-    for name in jobs:
-        (out / name).mkdir(parents=True, exist_ok=True)
-    passed: dict[str, bool] = {}
-
-    def one(name: str, kind: str, path: Path) -> None:
-        folder = out / name
-        try:
-            if kind == "script":
-                passed[name] = _script(name, path, folder)
-            else:
-                passed[name] = _replay(name, path, folder, args, creds, variables)
-        except Exception as exc:  # one job's crash is its failure, not the others'
-            (folder / f"{name}.log").write_text(f"{type(exc).__name__}: {exc}\n", "utf-8")
-            passed[name] = False
-        verdict = "succeeded" if passed[name] else "FAILED"
-        print(f"netgent: {name} {verdict} (log: {folder / f'{name}.log'})", file=sys.stderr)
-
-    threads = [
-        threading.Thread(target=one, args=(name, kind, path), daemon=True, name=name)
-        for name, (kind, path) in jobs.items()
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        while thread.is_alive():
-            thread.join(timeout=0.5)
-    failed = [name for name in jobs if not passed.get(name)]
-    if failed:
-        print(f"netgent: {len(failed)} of {len(jobs)} failed: {', '.join(failed)}", file=sys.stderr)
-        return FAILED
-    print(f"netgent: all {len(jobs)} succeeded; results in {out}/", file=sys.stderr)
-    return OK
-
-
-def _replay(
-    name: str,
-    path: Path,
-    folder: Path,
-    args: argparse.Namespace,
-    creds: dict[str, str],
-    variables: dict[str, str],
-) -> bool:
-    """One repository replayed on a browser of its own: ``<name>_result.json`` (as ``-e
-    -o`` writes it) and ``<name>.log`` (how it ended)."""
-    with _agent(args, None, False, creds) as agent:
-        result = agent.run(
-            state_prompts=[],
-            state_repository=read_repository(str(path)),
-            variables={**_saved_variables(str(path)), **variables},
-            output_dir=folder,
-        )
-    _write(str(folder / f"{name}_result.json"), _result_json(result))
-    heal = "regenerate the repository with netgent -g KEYS CREDENTIALS PROMPTS"
-    log = (
-        f"end state reached: {result.end_state}"
-        if result.reached_end
-        else _failure(result, str(path), heal)
-    )
-    (folder / f"{name}.log").write_text(log + "\n", "utf-8")
-    return bool(result.reached_end)
-
-
-def _script(name: str, path: Path, folder: Path) -> bool:
-    """One shell script run by bash in its own folder, output in ``<name>.log``; its
-    exit status and times in ``<name>_result.json``."""
-    import subprocess
-    import time
-    from datetime import datetime, timezone
-
-    started = time.monotonic()
-    at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-    with (folder / f"{name}.log").open("wb") as log:
-        done = subprocess.run(
-            ["bash", str(path.resolve())],
-            cwd=path.parent,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
-    _write(
-        str(folder / f"{name}_result.json"),
-        {
-            "script": str(path),
-            "exit_status": done.returncode,
-            "started": at,
-            "duration": round(time.monotonic() - started, 3),
-        },
-    )
-    return done.returncode == 0
-
-
-def _saved_variables(path_text: str) -> dict[str, str]:
+def saved_variables(path_text: str) -> dict[str, str]:
     """The ``variables`` a NetGent result file (``-e ... -o``) was run with: defaults for
     replaying it again (``--variables`` and ``--var`` win)."""
     from ..workflow.netgent_formats import repository_variables
@@ -472,7 +309,7 @@ def _saved_variables(path_text: str) -> dict[str, str]:
     return repository_variables(read_json(path_text, "STATES"))
 
 
-def _output_dir(output: str | None) -> Path:
+def output_dir_of(output: str | None) -> Path:
     """Where the run's relative output paths go: the ``-o`` file's folder, else here."""
     if not output:
         return Path.cwd()
@@ -487,7 +324,7 @@ def _output_dir(output: str | None) -> Path:
     return folder
 
 
-def _result_json(result: Any) -> dict[str, Any]:
+def result_json(result: Any) -> dict[str, Any]:
     from dataclasses import asdict
 
     return {
@@ -504,7 +341,7 @@ def _result_json(result: Any) -> dict[str, Any]:
     }
 
 
-def _check_profile(folder: str | None) -> None:
+def check_profile(folder: str | None) -> None:
     """NetGent's ``--user-data-dir`` may name a profile still to be made (the browser
     makes it, and it persists): said aloud, not done silently; a file, or a folder whose
     parent is missing, is an error."""
@@ -525,7 +362,7 @@ def _check_profile(folder: str | None) -> None:
         )
 
 
-def _unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+def reject_unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     """Name an unknown flag before argparse reports something else missing."""
     import difflib
 
@@ -541,58 +378,10 @@ def _unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None
             raise BadInput(f"unknown option {flag}{hint} (netgent --help lists them)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``netgent``; returns the exit status."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    from ..errors import NetgentError
-
-    try:
-        if args_list[:1] == ["show-trace"]:
-            from ..studio.viewer import main as show_trace
-
-            return show_trace(args_list[1:])
-        if args_list[:1] == ["studio"]:
-            from ..studio.picking import main as studio
-
-            return studio(args_list[1:])
-        if args_list[:1] == ["plot"]:
-            from ..studio.plots import main as plot
-
-            return plot(args_list[1:])
-        if args_list[:1] == ["merge"]:
-            from ..dataset.merge import main as merge
-
-            return merge(args_list[1:])
-        if args_list[:1] == ["convert"]:
-            from .convert import convert
-
-            return convert(args_list[1:])
-        if args_list and args_list[0].endswith((".json", ".sh")):
-            many = _many_parser()
-            _unknown_flags(many, args_list)
-            return run_many(many.parse_args(args_list))
-        parser = _parser()
-        _unknown_flags(parser, args_list)
-        args = parser.parse_args(args_list)
-        _check_profile(args.user_data_dir)
-        return execute(args) if args.execute else generate(args)
-    except SystemExit as exc:  # argparse: --help, --version, usage errors
-        return exc.code if isinstance(exc.code, int) else BAD_INPUT
-    except BadInput as exc:
-        print(f"netgent: error: {exc}", file=sys.stderr)
-        return BAD_INPUT
-    except NetgentError as exc:
-        print(f"netgent: {exc.report()}", file=sys.stderr)
-        return FAILED
-    except KeyboardInterrupt:
-        print("netgent: interrupted", file=sys.stderr)
-        return 130
-
-
-def run() -> None:
-    """Console-script wrapper: exit with :func:`main`'s status."""
-    sys.exit(main())
-
-
-if __name__ == "__main__":
-    run()
+def command(argv: list[str]) -> int:
+    """``netgent -e ...`` or ``netgent -g ...``; returns the exit status."""
+    parser = _parser()
+    reject_unknown_flags(parser, argv)
+    args = parser.parse_args(argv)
+    check_profile(args.user_data_dir)
+    return execute(args) if args.execute else generate(args)

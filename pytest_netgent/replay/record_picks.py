@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from ..errors import ReplayError, display_path
 from ..synthesis import Synthesiser
+from ..synthesis.picked import PickedSynthesiser
 from ..synthesis.picks import (
     LEGACY,
     PICTURE,
     STEP_FILE,
-    PickedSynthesiser,
     picks_path,
     read_picks,
     write_picks,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
     from .run import RunResult
-    from .settings import ReplaySettings
+    from .run_settings import ReplaySettings
 
 
 def with_picks(synthesiser: Synthesiser, path: Path | None) -> Synthesiser:
