@@ -19,6 +19,7 @@ from .keys import (
     RUN_SECONDS_PROPERTY,
     STATES_PROPERTY,
     WORKFLOW_SUFFIXES,
+    phases_key,
     record_log_key,
     result_key,
     settings_key,
@@ -139,11 +140,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del config.stash[record_log_key]
 
 
-@pytest.hookimpl(wrapper=True)
+# trylast: the innermost wrapper, so the phase is on record before capture and tracing
+# (registered later, around it) read it
+@pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    item.stash.setdefault(phases_key, {})[call.when] = report.outcome
     result = item.stash.get(result_key, None)
     if call.when == "call" and result is not None:
         # the engine's own time: what the item took beyond it is the plugin's overhead

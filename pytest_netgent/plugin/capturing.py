@@ -184,8 +184,7 @@ class CapturePlugin:
         """Mark the item's captures with its outcome, and send its manifest row along with
         the teardown report (to the xdist controller)."""
         settings = self.settings
-        phases = item.stash.setdefault(phases_key, {})
-        phases[when] = report.outcome
+        phases = item.stash.get(phases_key, {})
         if when != "teardown":
             return
         capture = item.stash.get(capture_key, None)

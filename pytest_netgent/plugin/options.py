@@ -12,9 +12,14 @@ from urllib.parse import urlsplit
 import pytest
 
 from ..capture import parse_modes
+from ..dataset.shards import DURATIONS_FILE, Shard, parse_shard
 from ..network.conditions import PROFILES, Condition
 from ..network.conditions import parse as parse_condition
 from ..workflow.window import parse_window
+
+ARTIFACT_MODES = ("off", "on", "retain-on-failure")
+"""What ``--netgent-trace`` and ``--netgent-video`` take: none, one per item, or one per
+failed item (the others are deleted once the item passed)."""
 
 
 def positive_float(option: str) -> Callable[[str], float]:
@@ -140,10 +145,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _browser_options(group)
     _grid_options(group)
     _capture_options(group)
-    from . import sharding, tracing
-
-    sharding.add_options(group, parser)
-    tracing.add_options(group, parser)
+    _shard_options(group, parser)
+    _trace_options(group, parser)
     _ini_keys(parser)
 
 
@@ -391,3 +394,72 @@ def _ini_keys(parser: pytest.Parser) -> None:
     parser.addini("netgent_artifacts", "Folder for run artifacts.", default="netgent-artifacts")
     parser.addini("netgent_chromium", "Chromium executable.", default="")
     parser.addini("netgent_chromedriver", "ChromeDriver executable.", default="")
+
+
+def _shard_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """``--netgent-shard``, ``--netgent-durations``, ``--netgent-store-durations`` and
+    ``--netgent-run-id``."""
+    group.addoption(
+        "--netgent-shard",
+        dest="netgent_shard",
+        metavar="K/N",
+        type=_shard_option,
+        default=None,
+        help="Run shard K of N (K from 1): each item lands in exactly one shard, balanced by "
+        "the durations of earlier runs (--netgent-durations).",
+    )
+    group.addoption(
+        "--netgent-durations",
+        dest="netgent_durations",
+        metavar="FILE",
+        default=None,
+        help=f"Durations of earlier runs, pytest-split's format (default: ini "
+        f"netgent_durations, else {DURATIONS_FILE} in the root folder).",
+    )
+    group.addoption(
+        "--netgent-store-durations",
+        dest="netgent_store_durations",
+        action="store_true",
+        default=False,
+        help="Write what each item took into the durations file at the end of the run.",
+    )
+    group.addoption(
+        "--netgent-run-id",
+        dest="netgent_run_id",
+        metavar="ID",
+        default=None,
+        help="The run's id in dataset.json, the same in every shard (default: the "
+        "NETGENT_RUN_ID environment variable, else a digest of the items collected).",
+    )
+    parser.addini("netgent_durations", "Durations file (see --netgent-durations).", default="")
+
+
+def _shard_option(text: str) -> Shard:
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _trace_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """``--netgent-trace`` and its ini key."""
+    group.addoption(
+        "--netgent-trace",
+        dest="netgent_trace",
+        choices=ARTIFACT_MODES,
+        default=None,
+        help="A trace per item (trace.zip in its artifacts folder: each tick's checks, "
+        "each action with screenshots and DOM snapshots before and after, requests): off "
+        "(default), on, or retain-on-failure. Open one with: netgent show-trace PATH",
+    )
+    parser.addini("netgent_trace", "Trace per item: off, on or retain-on-failure.", default="off")
+    group.addoption(
+        "--netgent-video",
+        dest="netgent_video",
+        choices=ARTIFACT_MODES,
+        default=None,
+        help="A video per item (video.webm in its artifacts folder: what its browser "
+        "showed, a few pictures a second while it acts): off (default), on, or "
+        "retain-on-failure. Needs pytest-netgent[video].",
+    )
+    parser.addini("netgent_video", "Video per item: off, on or retain-on-failure.", default="off")

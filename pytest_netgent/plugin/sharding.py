@@ -26,7 +26,6 @@ from ..dataset.shards import (
     Shard,
     estimate,
     longest_first,
-    parse_shard,
     read_durations,
     split,
     write_durations,
@@ -34,51 +33,6 @@ from ..dataset.shards import (
 
 SHARD_PLUGIN = "netgent-shard"
 WORKER_KEY = "netgent_collection"
-
-
-def add_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
-    """``--netgent-shard``, ``--netgent-durations``, ``--netgent-store-durations`` and
-    ``--netgent-run-id``."""
-    group.addoption(
-        "--netgent-shard",
-        dest="netgent_shard",
-        metavar="K/N",
-        type=_shard_option,
-        default=None,
-        help="Run shard K of N (K from 1): each item lands in exactly one shard, balanced by "
-        "the durations of earlier runs (--netgent-durations).",
-    )
-    group.addoption(
-        "--netgent-durations",
-        dest="netgent_durations",
-        metavar="FILE",
-        default=None,
-        help=f"Durations of earlier runs, pytest-split's format (default: ini "
-        f"netgent_durations, else {DURATIONS_FILE} in the root folder).",
-    )
-    group.addoption(
-        "--netgent-store-durations",
-        dest="netgent_store_durations",
-        action="store_true",
-        default=False,
-        help="Write what each item took into the durations file at the end of the run.",
-    )
-    group.addoption(
-        "--netgent-run-id",
-        dest="netgent_run_id",
-        metavar="ID",
-        default=None,
-        help="The run's id in dataset.json, the same in every shard (default: the "
-        "NETGENT_RUN_ID environment variable, else a digest of the items collected).",
-    )
-    parser.addini("netgent_durations", "Durations file (see --netgent-durations).", default="")
-
-
-def _shard_option(text: str) -> Shard:
-    try:
-        return parse_shard(text)
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
 
 
 def durations_path(config: pytest.Config) -> Path:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..capture import FILES
+from .keys import phases_key
+from .options import ARTIFACT_MODES
 
 if TYPE_CHECKING:
     from ..replay.runner import NetgentBrowser
@@ -28,38 +30,11 @@ VIDEO_PROPERTY = "netgent_video"
 TRACE_PLUGIN = "netgent-trace"
 TRACE_FILE = "trace.zip"
 
-phases_key: pytest.StashKey[dict[str, str]] = pytest.StashKey()
-"""``item.stash[phases_key]``: the outcome of each phase of the item so far."""
-
-
-def add_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
-    """``--netgent-trace`` and its ini key."""
-    group.addoption(
-        "--netgent-trace",
-        dest="netgent_trace",
-        choices=("off", "on", "retain-on-failure"),
-        default=None,
-        help="A trace per item (trace.zip in its artifacts folder: each tick's checks, "
-        "each action with screenshots and DOM snapshots before and after, requests): off "
-        "(default), on, or retain-on-failure. Open one with: netgent show-trace PATH",
-    )
-    parser.addini("netgent_trace", "Trace per item: off, on or retain-on-failure.", default="off")
-    group.addoption(
-        "--netgent-video",
-        dest="netgent_video",
-        choices=("off", "on", "retain-on-failure"),
-        default=None,
-        help="A video per item (video.webm in its artifacts folder: what its browser "
-        "showed, a few pictures a second while it acts): off (default), on, or "
-        "retain-on-failure. Needs pytest-netgent[video].",
-    )
-    parser.addini("netgent_video", "Video per item: off, on or retain-on-failure.", default="off")
-
 
 def _mode(config: pytest.Config, name: str) -> str:
     """The option ``name``, else its ini key; a bad ini value is a usage error."""
     value = config.getoption(name) or str(config.getini(name)).strip()
-    if value not in ("off", "on", "retain-on-failure"):
+    if value not in ARTIFACT_MODES:
         raise pytest.UsageError(
             f"ini {name} = {value}: expected off, on or retain-on-failure "
             f"(e.g. {name} = retain-on-failure)"
@@ -98,8 +73,7 @@ class TracePlugin:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        phases = item.stash.setdefault(phases_key, {})
-        phases[call.when] = report.outcome
+        phases = item.stash.get(phases_key, {})
         browser = _browser(item)
         if browser is not None and browser.video is not None and browser.video.frames:
             self._video(item, browser, report, call.when, phases)

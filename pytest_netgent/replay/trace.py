@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 
 FORMAT, VERSION = "netgent-trace", 1
 TRACE_FILE = "trace.zip"
-MODES = ("off", "on", "retain-on-failure")
-"""``--netgent-trace``: never, for every item, or kept only for an item that did not pass."""
 
 FRAME_GAP_S = 0.2
 """Shortest time between two screenshots of one run."""

@@ -17,7 +17,6 @@ from ..system import atomic
 VIDEO_FILE = "video.webm"
 MAX_WIDTH = 1280
 """Widest frame, in pixels (a wider window is scaled down)."""
-MODES = ("off", "on", "retain-on-failure")
 
 
 class VideoError(Exception):
