@@ -26,7 +26,10 @@ from .reporting import ReportsErrors
 from .thirdparty import attempt, attempt_folder, repeat_count, repeat_ids, repeat_step_key
 
 if TYPE_CHECKING:
+    from ..replay.run import TimelineEvent
+    from ..replay.runner import NetgentBrowser
     from ..scenario.spec import LoadedScenario
+    from ..synthesis import Synthesiser
 
 
 class WorkflowFile(pytest.File):
@@ -202,7 +205,7 @@ def _repeats(
 
 
 def _make_test() -> Any:
-    def netgent_workflow(request: pytest.FixtureRequest, netgent_browser: Any) -> None:
+    def netgent_workflow(request: pytest.FixtureRequest, netgent_browser: NetgentBrowser) -> None:
         """Replay the workflow of this item (see pytest_netgent.plugin.collect)."""
         __tracebackhide__ = True
         item = request.node
@@ -280,7 +283,7 @@ class WorkflowItem(ReportsErrors, pytest.Function):
             found.update((n, s.reveal()) for n, s in resolve_secrets(self.loaded).items())
         return found
 
-    def run_workflow(self, browser: Any, synthesiser: Any = None) -> None:
+    def run_workflow(self, browser: NetgentBrowser, synthesiser: Synthesiser | None = None) -> None:
         """Replay (or record) this item's workflow on ``browser`` (a NetgentBrowser)."""
         __tracebackhide__ = True
         artifacts = self.artifacts_dir(browser.settings.artifacts)
@@ -312,7 +315,7 @@ class WorkflowItem(ReportsErrors, pytest.Function):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.loaded.line - 1, f"workflow {self.name}"
 
-    def _end_reached(self, browser: Any) -> Callable[[Any], None] | None:
+    def _end_reached(self, browser: NetgentBrowser) -> Callable[[TimelineEvent], None] | None:
         """What tells ``pytest_netgent_end_reached`` of this item's end, if anything
         implements it (else nothing follows the run's events for it)."""
         hook = self.ihook.pytest_netgent_end_reached

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..capture.item import ItemCapture
     from ..capture.netlog import CapturedBrowser
     from ..scenario.members import Outcome
-    from ..synthesis import RecordReport
+    from ..synthesis import RecordReport, Synthesiser
     from .settings import Settings
 
 
@@ -125,7 +125,9 @@ class ScenarioItem(ReportsErrors, pytest.Function):
             values["base_url"] = base_url.rstrip("/")
         return values
 
-    def record_members(self, settings: Settings, base_url: str, synthesiser: Any) -> None:
+    def record_members(
+        self, settings: Settings, base_url: str, synthesiser: Synthesiser | None
+    ) -> None:
         """Under ``--netgent-record``: synthesise the missing and stale states of every
         browser member's workflow, so that the scenario does not depend on its members'
         own items having run first (collection order, or another xdist worker). A member
