@@ -104,8 +104,9 @@ def test_call_sends_and_receives_rtp(netgent_browser: NetgentBrowser, base_url: 
     driver.get(f"{base_url}/meet/")
     driver.find_element("id", "display-name").send_keys("Ada")
     driver.find_element("id", "join-button").click()
-    assert until(driver, "return window.meetCall && window.meetCall.pc.connectionState "
-                    "=== 'connected'", timeout=20)  # fmt: skip
+    assert until(
+        driver, "return window.meetCall && window.meetCall.pc.connectionState === 'connected'", 20
+    )
     time.sleep(1)
     first = driver.execute_async_script(STATS_JS)
     time.sleep(2)
