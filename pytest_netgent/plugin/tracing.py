@@ -28,7 +28,6 @@ VIDEO_PROPERTY = "netgent_video"
 """The report property naming an item's video."""
 
 TRACE_PLUGIN = "netgent-trace"
-TRACE_FILE = "trace.zip"
 
 
 def _mode(config: pytest.Config, name: str) -> str:
@@ -79,6 +78,8 @@ class TracePlugin:
             self._video(item, browser, report, call.when, phases)
         if browser is None or browser.trace is None or not browser.trace.runs:
             return report
+        from ..replay.trace import TRACE_FILE  # loaded already: the item has a trace
+
         path = _folder(item, browser, self.artifacts) / TRACE_FILE
         if call.when == "call" and report.failed:
             report.sections.append(("netgent trace", f"netgent show-trace {path}"))
