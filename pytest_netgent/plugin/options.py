@@ -111,6 +111,34 @@ def live_mode(option: str) -> Callable[[str], str]:
     return parse
 
 
+def _mode(config: pytest.Config, name: str) -> str:
+    """The option ``name``, else its ini key; a bad ini value is a usage error."""
+    value = config.getoption(name) or str(config.getini(name)).strip()
+    if value not in ARTIFACT_MODES:
+        raise pytest.UsageError(
+            f"ini {name} = {value}: expected off, on or retain-on-failure "
+            f"(e.g. {name} = retain-on-failure)"
+        )
+    return value
+
+
+def trace_mode(config: pytest.Config) -> str:
+    """``--netgent-trace``, else the ini key; a bad ini value is a usage error."""
+    return _mode(config, "netgent_trace")
+
+
+def video_mode(config: pytest.Config) -> str:
+    """``--netgent-video``, else the ini key; a bad value, or PyAV missing, is a usage
+    error."""
+    value = _mode(config, "netgent_video")
+    if value != "off":
+        from ..studio.recording import missing
+
+        if why := missing():
+            raise pytest.UsageError(why)
+    return value
+
+
 def _capture_modes(text: str) -> frozenset[str]:
     try:
         return parse_modes(text)

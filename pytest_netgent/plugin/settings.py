@@ -56,8 +56,7 @@ def _setting(config: pytest.Config, name: str) -> Any:
 def resolve(config: pytest.Config) -> Settings:
     """Every option and ini key of the plugin, read and checked once: a bad value is a
     usage error naming the option (or ini key) and a good value."""
-    from .options import count, http_url, positive_float, window_size
-    from .tracing import trace_mode, video_mode
+    from .options import count, http_url, positive_float, trace_mode, video_mode, window_size
 
     timeout = _setting(config, "netgent_state_timeout")
     if isinstance(timeout, str):
