@@ -623,7 +623,7 @@ def test_each_browser_member_gets_its_video_and_trace(project: Path) -> None:
 
     import av
 
-    from pytest_netgent.studio.traces import read_trace
+    from pytest_netgent.replay.trace_file import read_trace
 
     scenario(project, "two", TWO_BROWSERS)
     kept = run(project, "two.netgent.yaml", "--netgent-video=retain-on-failure")

@@ -28,8 +28,9 @@ from urllib.error import HTTPError, URLError
 import pytest
 
 from pytest_netgent.errors import NetgentError
-from pytest_netgent.studio import traces, viewer
-from pytest_netgent.studio.traces import TraceError, read_trace
+from pytest_netgent.replay import trace_file
+from pytest_netgent.replay.trace_file import TraceError, read_trace
+from pytest_netgent.studio import viewer
 from pytest_netgent.studio.viewer import ViewerServer, main, serve
 
 from .helpers import headless_chromium
@@ -628,7 +629,7 @@ sys.exit(main(["show-trace", sys.argv[1]]))
 def test_a_trace_json_that_expands_beyond_the_bound_is_refused_unread(tmp_path: Path) -> None:
     """A trace.json just over MEMBER_LIMIT (a quarter of a MiB on disk) is refused from its
     header, in a process whose memory could not hold it: one line, exit 2, at once."""
-    size = 256 * 2**20 + 1  # traces.MEMBER_LIMIT, and a byte
+    size = 256 * 2**20 + 1  # trace_file.MEMBER_LIMIT, and a byte
     trace = padded_trace(tmp_path / "bomb.zip", "trace.json", size)
     assert trace.stat().st_size < size // 500
     started = time.monotonic()
@@ -651,8 +652,8 @@ def test_a_trace_json_that_expands_beyond_the_bound_is_refused_unread(tmp_path: 
 def small_bounds(monkeypatch: pytest.MonkeyPatch) -> int:
     """MEMBER_LIMIT lowered to 64 kB (and ARCHIVE_LIMIT to 256 kB), to test the bounds
     with small files."""
-    monkeypatch.setattr(traces, "MEMBER_LIMIT", 64 * 1024, raising=False)
-    monkeypatch.setattr(traces, "ARCHIVE_LIMIT", 256 * 1024, raising=False)
+    monkeypatch.setattr(trace_file, "MEMBER_LIMIT", 64 * 1024, raising=False)
+    monkeypatch.setattr(trace_file, "ARCHIVE_LIMIT", 256 * 1024, raising=False)
     return 64 * 1024
 
 

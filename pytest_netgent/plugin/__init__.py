@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..errors import BrowserError
 from .keys import (
     CAPTURE_PLUGIN,
     NETWORK_PLUGIN,
@@ -25,8 +24,14 @@ from .keys import (
     settings_key,
     swept_key,
 )
+from .ladder import netgent_browser as netgent_browser  # the fixture ladder lives there
+from .ladder import netgent_browser_options as netgent_browser_options
+from .ladder import netgent_browser_pool as netgent_browser_pool
+from .ladder import netgent_capture as netgent_capture
+from .ladder import netgent_network as netgent_network
+from .ladder import netgent_settings as netgent_settings
+from .ladder import netgent_webdriver as netgent_webdriver
 from .options import pytest_addoption as pytest_addoption  # the hook lives there
-from .pool import browser_pool
 from .pool import pytest_runtest_protocol as pytest_runtest_protocol  # the hooks live there
 from .pool import pytest_sessionfinish as pytest_sessionfinish
 from .settings import Settings, resolve
@@ -36,8 +41,6 @@ from .settings import Settings, resolve
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from ..browser.pool import BrowserPool
-    from ..replay.runner import NetgentBrowser
     from ..synthesis import Synthesiser
 
 
@@ -179,20 +182,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-@pytest.fixture(scope="session")
-def netgent_settings(pytestconfig: pytest.Config) -> Settings:
-    """The run-wide settings (browser options, state timeout, artifacts folder)."""
-    return pytestconfig.stash[settings_key]
-
-
-@pytest.fixture(scope="session")
-def netgent_browser_pool(pytestconfig: pytest.Config) -> Iterator[BrowserPool]:
-    """This process's browser (one per xdist worker), started on first use; with
-    ``--netgent-user-data-dir``, on this worker's own copy of the profile. Closed after
-    this process's last item, outside that item's time (see :mod:`.pool`)."""
-    yield browser_pool(pytestconfig)
-
-
 @pytest.fixture
 def netgent_base_url(request: pytest.FixtureRequest, netgent_settings: Settings) -> str:
     """``{base_url}``: --netgent-base-url, ini netgent_base_url, or a ``base_url`` fixture."""
@@ -240,47 +229,3 @@ def netgent_synthesiser(
         max_tokens=settings.llm_tokens,
         only=settings.llm_only,
     )
-
-
-@pytest.fixture
-def netgent_browser(
-    request: pytest.FixtureRequest,
-    netgent_browser_pool: BrowserPool,
-    netgent_settings: Settings,
-    netgent_base_url: str,
-) -> Iterator[NetgentBrowser]:
-    """A browser reset for this test (no cookies, storage or extra tabs afterwards).
-
-    ``.driver`` is the Selenium WebDriver; ``.run(file, name)`` replays a workflow and
-    returns its :class:`~pytest_netgent.RunResult`. With ``--netgent-capture`` the test's
-    traffic is captured into its own folder, and the browser's caches and connections are
-    dropped after it.
-    """
-    from .shaping import network_plugin
-
-    if netgent_settings.capture.on:
-        from .capturing import capture_plugin
-
-        browsers = capture_plugin(request.config).browser(
-            request.node, netgent_browser_pool, netgent_base_url
-        )
-    else:
-        browsers = _plain_browser(netgent_browser_pool, netgent_settings, netgent_base_url)
-    yield from network_plugin(request.config).around(
-        request.node, netgent_browser_pool, browsers, netgent_base_url
-    )
-
-
-def _plain_browser(
-    pool: BrowserPool, settings: Settings, base_url: str
-) -> Generator[NetgentBrowser, None, None]:
-    try:
-        pool.start()  # now: a browser that cannot start errors the setup
-    except BrowserError as exc:
-        pytest.fail(exc.report(), pytrace=False)
-    from ..replay.runner import NetgentBrowser
-
-    browser = NetgentBrowser(pool, settings, base_url)
-    yield browser
-    browser.stop_video()
-    pool.reset(browser.origins)

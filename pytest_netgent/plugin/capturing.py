@@ -12,8 +12,9 @@ import json
 import os
 import warnings
 from collections.abc import Generator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import pytest
@@ -33,8 +34,12 @@ from .settings import runs_items
 
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool
+    from ..capture.netlog import CapturedBrowser
+    from ..network.conditions import Condition
+    from ..replay.run import RunResult
     from ..replay.runner import NetgentBrowser
-    from ..workflow.spec import LoadedWorkflow
+    from ..system.redaction import Secret
+    from ..workflow.spec import LoadedWorkflow, Workflow
     from .settings import Settings
     from .sharding import ShardPlugin
 
@@ -144,6 +149,19 @@ class CaptureLog:
         terminalreporter.write_line(f"labels:   {self.written[1]}")
 
 
+@runtime_checkable
+class DescribedItem(Protocol):
+    """An item of a workflow or scenario file: it says what its captures are of."""
+
+    def capture_fields(self) -> dict[str, Any]:
+        """The workflow, category, parameters and kind of the item's captures."""
+        ...
+
+    def artifacts_dir(self, root: Path) -> Path:
+        """The item's own folder under ``root``."""
+        ...
+
+
 def capture_plugin(config: pytest.Config) -> CapturePlugin:
     """This process's :class:`CapturePlugin` (registered when capture is on)."""
     plugin = config.pluginmanager.get_plugin(CAPTURE_PLUGIN)
@@ -157,7 +175,8 @@ class CapturePlugin:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._warned: list[str] = []
-        self._browsers: dict[int, Any] = {}
+        self._browsers: dict[BrowserPool, CapturedBrowser] = {}
+        """Each pool's capturing launcher (a pool is hashed by identity)."""
 
     def attach(self, pool: BrowserPool, scratch: Path) -> None:
         """Make ``pool`` start its browsers with the capture's flags and logs."""
@@ -165,7 +184,7 @@ class CapturePlugin:
         from ..capture.pcap import CLEAR_NETWORK_STATE
 
         browsers = CapturedBrowser(pool.options, self.settings.capture, scratch)
-        self._browsers[id(pool)] = browsers
+        self._browsers[pool] = browsers
         pool.launch = browsers.launch
         # no cache, connection or renderer process carries over from one item into the next
         pool.after_reset = lambda driver: driver.execute_script(CLEAR_NETWORK_STATE)
@@ -189,7 +208,7 @@ class CapturePlugin:
             return
         capture = item.stash.get(capture_key, None)
         if capture is None:
-            if not hasattr(item, "capture_fields"):
+            if not isinstance(item, DescribedItem):
                 return  # a test without netgent_browser captured nothing
             capture = self.item_capture(item)  # failed before its browser started
         if phases.get("setup") == "failed" or phases.get("teardown") == "failed":
@@ -237,14 +256,12 @@ class CapturePlugin:
         in), in ``folder`` (default: the item's own) as ``settings`` say (default: the
         session's); ``fields`` set any other of :class:`ItemCapture`'s fields.
 
-        An item of a workflow file tells what it is through its ``capture_fields()``
-        (workflow, category, parameters, kind) and ``artifacts_dir(root)``."""
+        An item of a workflow or scenario file tells what it is (a :class:`DescribedItem`)."""
         root = self.settings.capture.root
         values: dict[str, Any] = {"workflow": "", "category": "", "parameters": {}}
-        described: Any = item
-        if hasattr(described, "capture_fields"):
-            values.update(described.capture_fields())
-            folder = folder or described.artifacts_dir(root)
+        if isinstance(item, DescribedItem):
+            values.update(item.capture_fields())
+            folder = folder or item.artifacts_dir(root)
         values.update(fields)
         return ItemCapture(
             settings=settings or self.settings.capture,
@@ -254,13 +271,12 @@ class CapturePlugin:
             **values,
         )
 
-    def _uplink_for(self, loaded: LoadedWorkflow, base_url: str) -> None:
-        """Give the worker's namespace its uplink if the workflow may leave the machine; a
+    def _uplink_for(self, workflow: Workflow, base_url: str) -> None:
+        """Give the worker's namespace its uplink if ``workflow`` may leave the machine; a
         worker that cannot have one says so once."""
         from ..network import netns
         from ..replay.run import substitute
 
-        workflow = loaded.workflow
         start = str(substitute(workflow.start_url, {**workflow.vars, "base_url": base_url}))
         hosts = list(workflow.allowed_hosts or [])
         if start:
@@ -271,29 +287,32 @@ class CapturePlugin:
             self._warned.append(why)
             warnings.warn(pytest.PytestWarning(f"--netgent-capture=pcap: {why}"), stacklevel=1)
 
-    def browser(
-        self, item: pytest.Item, pool: BrowserPool, base_url: str
-    ) -> Generator[NetgentBrowser, None, None]:
-        """The worker's browser for one test, with the test's captures running around it."""
-        settings = self.settings
+    def around(
+        self, item: pytest.Item, pool: BrowserPool, base_url: str, network: Condition | None
+    ) -> Generator[CaptureRun, None, None]:
+        """The captures of one test on the worker's running browser, under the ``network``
+        condition held on the wire: started before its first page, stopped after its
+        browser's reset, then written with its runs."""
         from ..browser.session import browser_ports
         from ..capture import CaptureError
         from ..capture.pcap import CLEAR_NETWORK_STATE
         from ..network import netns
-        from ..replay.runner import NetgentBrowser
+        from .shaping import workflows_of
 
-        browsers = self._browsers[id(pool)]
         capture = self.item_capture(item)
         item.stash[capture_key] = capture
+        if network is not None:
+            from .shaping import network_plugin
+
+            network_plugin(item.config).record(item, network)  # into the capture's record
         capture.prepare()
-        sealed = settings.capture.pcap and netns.isolated()  # in this worker's own namespace
-        loaded = getattr(item, "loaded", None)
-        if sealed and loaded is not None and hasattr(loaded, "workflow"):
-            self._uplink_for(loaded, base_url)
+        sealed = self.settings.capture.pcap and netns.isolated()  # in this worker's namespace
+        for workflow, _ in workflows_of(item) if sealed else ():
+            self._uplink_for(workflow, base_url)
         if sealed and base_url and (why := netns.bridge().reach(base_url)):
             pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
+        driver = pool.start()  # running already: the rung below started it
         try:
-            driver = pool.start()
             if sealed:
                 # nothing the browser opened between two captures may reach into this one
                 driver.execute_script(CLEAR_NETWORK_STATE)
@@ -303,29 +322,41 @@ class CapturePlugin:
             capture.stop()
             pool.close()
             pytest.fail(exc.report(), pytrace=False)
-        browsers.begin(capture)
-        browser = NetgentBrowser(pool, settings, base_url)
-        if sealed:
-
-            def before_run(loaded: LoadedWorkflow, url: str) -> None:
-                self._uplink_for(loaded, url)  # a Python test's workflow may leave the machine
-                capture.follow_interfaces()
-
-            browser.before_run = before_run
+        logs = self._browsers[pool]
+        logs.begin(capture)
+        run = CaptureRun(capture, pool, self if sealed else None)
         try:
-            yield browser
+            yield run
         finally:
-            events: list[dict[str, Any]] = []
-            try:
-                if pool.running is not None:
-                    events = capture.har_events(pool.running, HAR_ANSWERS_S)
-            finally:
-                # the reset closes the item's connections: their last packets are its own
-                browser.stop_video()
-                pool.reset(browser.origins)
-                capture.stop()
-                browsers.end(capture)
-                capture.workflow = capture.workflow or ", ".join(
-                    dict.fromkeys(r.workflow for r in browser.results)
-                )
-                capture.write(browser.results, events, browser.secrets)
+            capture.stop()
+            logs.end(capture)
+            capture.workflow = capture.workflow or ", ".join(
+                dict.fromkeys(r.workflow for r in run.results)
+            )
+            capture.write(run.results, run.events, run.secrets)
+
+
+@dataclass
+class CaptureRun:
+    """One test's captures while it runs: what its browser rung tells them."""
+
+    capture: ItemCapture
+    pool: BrowserPool
+    sealed: CapturePlugin | None = None
+    """The plugin, when the test's packets are captured in this worker's own namespace."""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """The HAR's events, taken before the reset (answers are read from open pages)."""
+    results: list[RunResult] = field(default_factory=list)
+    secrets: dict[str, str | Secret] = field(default_factory=dict)
+
+    def before_run(self, loaded: LoadedWorkflow, base_url: str) -> None:
+        """Before each run of the test: a Python test's workflow may leave the machine."""
+        if self.sealed is not None:
+            self.sealed._uplink_for(loaded.workflow, base_url)
+            self.capture.follow_interfaces()
+
+    def before_reset(self, browser: NetgentBrowser) -> None:
+        """The test's runs, and its HAR's answers while its pages are still open."""
+        self.results, self.secrets = browser.results, browser.secrets
+        if self.pool.running is not None:
+            self.events = self.capture.har_events(self.pool.running, HAR_ANSWERS_S)

@@ -10,6 +10,7 @@ import pytest
 
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool
+    from ..browser.session import BrowserOptions
     from ..capture.item import ItemCapture
     from ..replay.run import RunResult
     from .record_summary import RecordLog
@@ -23,7 +24,9 @@ settings_key: pytest.StashKey[Settings] = pytest.StashKey()
 
 record_log_key: pytest.StashKey[RecordLog] = pytest.StashKey()
 pool_key: pytest.StashKey[BrowserPool] = pytest.StashKey()
-"""This process's browser pool, once made (see ``plugin.browser_pool``)."""
+"""This process's browser pool, once made (see ``plugin.pool.browser_pool``)."""
+options_key: pytest.StashKey[BrowserOptions] = pytest.StashKey()
+"""The launch options of this process's browser (see ``plugin.pool.browser_options``)."""
 swept_key: pytest.StashKey[list[str]] = pytest.StashKey()
 """What this session's start removed of runs killed outright (one line per run)."""
 """``config.stash[record_log_key]``: record mode's summary, registered as a plugin."""

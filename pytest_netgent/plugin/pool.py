@@ -12,38 +12,59 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..system import interrupts
-from .keys import pool_key, settings_key
+from .keys import options_key, pool_key, settings_key
 
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool
+    from ..browser.session import BrowserOptions
 
 
-def browser_pool(config: pytest.Config) -> BrowserPool:
-    """This process's browser pool (one per xdist worker), made on first use; with
-    ``--netgent-user-data-dir``, on this worker's own copy of the profile."""
-    from ..browser.pool import BrowserPool, copy_profile
+def browser_options(config: pytest.Config) -> BrowserOptions:
+    """The launch options of this process's browser, as the command line and ini say;
+    with ``--netgent-user-data-dir``, on this worker's own copy of the profile (made once)."""
+    options = config.stash.get(options_key, None)
+    if options is not None:
+        return options
+    from ..browser.pool import copy_profile
 
-    pool = config.stash.get(pool_key, None)
-    if pool is not None:
-        return pool
     settings = config.stash[settings_key]
-    # the session's tmp_path_factory, which the fixture of that name also returns
-    temp: pytest.TempPathFactory = getattr(config, "_tmp_path_factory")  # noqa: B009
     options = settings.browser
     if settings.profile is not None:
-        copy = copy_profile(settings.profile, temp.mktemp("profile"))
+        copy = copy_profile(settings.profile, _temp(config).mktemp("profile"))
         options = dataclasses.replace(options, user_data_dir=str(copy))
+    config.stash[options_key] = options
+    return options
+
+
+def browser_pool(config: pytest.Config, options: BrowserOptions | None = None) -> BrowserPool:
+    """This process's browser pool (one per xdist worker) on ``options`` (default:
+    :func:`browser_options`), made on first use; a pool made on other options (a
+    ``netgent_browser_options`` fixture of a conftest.py) is closed and made again."""
+    from ..browser.pool import BrowserPool
+
+    options = options or browser_options(config)
+    pool = config.stash.get(pool_key, None)
+    if pool is not None and pool.options == options:
+        return pool
+    if pool is not None:
+        _close(config)
     pool = BrowserPool(options)
     from .status import live_stream
 
     pool.live = live_stream(config)
-    if settings.capture.on:
+    if config.stash[settings_key].capture.on:
         from .capturing import capture_plugin
 
-        capture_plugin(config).attach(pool, temp.mktemp("browsers"))
+        capture_plugin(config).attach(pool, _temp(config).mktemp("browsers"))
     config.stash[pool_key] = pool
     config.add_cleanup(pool.close)  # if no fixture ever took it (its item's setup failed)
     return pool
+
+
+def _temp(config: pytest.Config) -> pytest.TempPathFactory:
+    """The session's tmp_path_factory, which the fixture of that name also returns."""
+    temp: pytest.TempPathFactory = getattr(config, "_tmp_path_factory")  # noqa: B009
+    return temp
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -228,7 +228,7 @@ class ScenarioItem(ReportsErrors, pytest.Function):
             trace, outcome.trace = outcome.trace, None
             if trace is not None and trace.runs and (settings.trace == "on" or failed):
                 from ..capture import FILES
-                from ..replay.trace import TRACE_FILE
+                from ..replay.trace_file import TRACE_FILE
                 from .tracing import TRACE_PROPERTY
 
                 path = folder / outcome.name / TRACE_FILE

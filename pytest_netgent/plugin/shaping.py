@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,9 +21,7 @@ from .keys import NETWORK_PLUGIN, NETWORK_PROPERTY, capture_key
 from .settings import runs_items
 
 if TYPE_CHECKING:
-    from ..browser.pool import BrowserPool
     from ..network.link import Link
-    from ..replay.runner import NetgentBrowser
     from .settings import Settings
 
 
@@ -122,69 +120,25 @@ class NetworkPlugin:
                 pytest.fail(str(exc), pytrace=False)
         return self.settings.network
 
-    def around(
-        self,
-        item: pytest.Item,
-        pool: BrowserPool,
-        browsers: Generator[NetgentBrowser, None, None],
-        base_url: str,
-    ) -> Iterator[NetgentBrowser]:
-        """``browsers`` (the fixture's own generator) with the item's condition applied
-        once its browser is ready and removed after its teardown."""
-        if self.condition_for(item) is None:
-            try:
-                self._bridge(base_url)  # unshaped, in the namespace another item needed
-            except OSError as exc:
-                browsers.close()
-                pytest.fail(f"--netgent-network: {exc}", pytrace=False)
-            yield from browsers
-            return
-        self._check(item, base_url)
-        from ..browser.session import browser_ports
-        from ..errors import BrowserError
-
-        try:
-            # the browser first, so that its control ports are known and left unshaped;
-            # then the condition, before the fixture starts any capture or navigation
-            driver = pool.start()
-        except BrowserError:
-            yield from browsers  # which fails the setup with the browser's own report
-            return
-        ports = browser_ports(driver)
-        with self.hold(item, ports, base_url, on_error=browsers.close, checked=True) as held:
-            browser = next(browsers)
-            if held is not None:
-                browser.network = held.text()
-            self._record(item, held)
-            try:
-                yield browser
-            finally:
-                next(browsers, None)  # the fixture's teardown: reset, captures written
-
     @contextlib.contextmanager
     def hold(
         self,
         item: pytest.Item,
         control_ports: Iterable[int],
         base_url: str,
-        on_error: Callable[[], object] | None = None,
-        checked: bool = False,
     ) -> Iterator[Condition | None]:
         """The item's condition on the wire while the block runs, leaving
         ``control_ports`` (the browsers' WebDriver and DevTools ports) unshaped; a
-        condition that cannot be applied fails the item (after ``on_error``)."""
+        condition that cannot be applied fails the item."""
         condition = self.condition_for(item)
         if condition is None:
             try:
                 self._bridge(base_url)
             except OSError as exc:
-                if on_error is not None:
-                    on_error()
                 pytest.fail(f"--netgent-network: {exc}", pytrace=False)
             yield None
             return
-        if not checked:
-            self._check(item, base_url)
+        self._check(item, base_url)
         from ..network.link import Link
 
         try:
@@ -192,14 +146,12 @@ class NetworkPlugin:
             self.link = self.link or Link()
             self.link.apply(condition, list(control_ports))
         except OSError as exc:
-            if on_error is not None:
-                on_error()
             pytest.fail(
                 f"{self._where(item)}: could not put {condition.text()} on the wire: {exc}",
                 pytrace=False,
             )
         try:
-            self._record(item, condition)
+            self.record(item, condition)
             yield condition
         finally:
             self.link.clear()
@@ -217,7 +169,7 @@ class NetworkPlugin:
             pytest.fail(f"{where} cannot be put on the wire here: {why}", pytrace=False)
         self._uplink(item, base_url, where)
 
-    def _record(self, item: pytest.Item, condition: Condition | None) -> None:
+    def record(self, item: pytest.Item, condition: Condition | None) -> None:
         """Write the condition, and what gave its delay, jitter and loss, into the item's
         capture and report (once)."""
         if condition is None:
@@ -247,7 +199,7 @@ class NetworkPlugin:
         from ..network import netns
         from ..replay.run import substitute
 
-        for workflow, values in _workflows_of(item):
+        for workflow, values in workflows_of(item):
             values = {**values, "base_url": base_url}
             hosts = [urlsplit(str(substitute(workflow.start_url, values))).hostname or ""]
             hosts += list(workflow.allowed_hosts or [])
@@ -282,7 +234,7 @@ def _network_of(item: pytest.Item) -> tuple[str, dict[str, Any], Any]:
     return "", {}, None
 
 
-def _workflows_of(item: pytest.Item) -> Iterator[tuple[Any, dict[str, Any]]]:
+def workflows_of(item: pytest.Item) -> Iterator[tuple[Any, dict[str, Any]]]:
     """Each workflow the item runs, with its values."""
     collect = sys.modules.get("pytest_netgent.plugin.collect")
     scenario = sys.modules.get("pytest_netgent.plugin.scenarios")

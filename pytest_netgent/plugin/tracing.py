@@ -49,7 +49,7 @@ class TracePlugin:
             self._video(item, browser, report, call.when, phases)
         if browser is None or browser.trace is None or not browser.trace.runs:
             return report
-        from ..replay.trace import TRACE_FILE  # loaded already: the item has a trace
+        from ..replay.trace_file import TRACE_FILE  # loaded already: the item has a trace
 
         path = _folder(item, browser, self.artifacts) / TRACE_FILE
         if call.when == "call" and report.failed:

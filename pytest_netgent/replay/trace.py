@@ -4,7 +4,7 @@ A :class:`Trace` belongs to one item (one ``netgent_browser``); each run it make
 :class:`RunTrace`, which watches the engine: every timeline event, every tick with each
 state's check results (identical ticks in a row are folded into one, with a count), and
 around every action a screenshot and a DOM snapshot before it and after it. At the end
-of the item :meth:`Trace.write` packs it into ``trace.zip``::
+of the item :meth:`Trace.write` packs it into ``trace.zip`` (see :mod:`.trace_file`)::
 
     trace.json              the item, its outcome, and per run: the automaton's states,
                             the path taken, events, console messages, requests (from
@@ -24,10 +24,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
-import io
 import json
 import time
-import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +37,7 @@ from ..browser.page import FAR_FRAMES, script
 from ..browser.session import browser_log, cdp
 from ..system import atomic
 from . import diagnosis
+from .trace_file import pack
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -48,8 +47,6 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .run import RunResult, TimelineEvent
 
-FORMAT, VERSION = "netgent-trace", 1
-TRACE_FILE = "trace.zip"
 
 FRAME_GAP_S = 0.2
 """Shortest time between two screenshots of one run."""
@@ -156,21 +153,14 @@ class Trace:
         """Pack the trace into ``path`` (a zip), with the requests of ``har`` if given."""
         requests = _requests(har) if har is not None and har.is_file() else []
         document = {
-            "format": FORMAT,
-            "version": VERSION,
             "item": item,
             "outcome": outcome,
             "runs": [run.document(requests) for run in self.runs],
         }
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as archive:
-            archive.writestr("trace.json", json.dumps(document, ensure_ascii=False, indent=1))
-            for name, data in self.files.items():
-                kind = zipfile.ZIP_STORED if name.endswith(".jpg") else zipfile.ZIP_DEFLATED
-                archive.writestr(name, data, compress_type=kind)
+        data = pack(document, self.files)
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic.replacing(path, "wb") as out:
-            out.write(buffer.getvalue())
+            out.write(data)
         return path
 
 

@@ -34,9 +34,9 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
+from ..replay.trace_file import TraceError, TraceFile, read_trace
 from .plots import axes_file, plots_beside
 from .serving import Handler, QuietServer, Serving
-from .traces import TraceError, TraceFile, read_trace
 
 PAGE = "viewer.html"
 """The viewer page, a data file of this package."""

@@ -1,8 +1,9 @@
-"""Reading a trace file: a ZIP with ``trace.json``, screenshots and DOM snapshots.
+"""The trace file's format, written and read: a ZIP with ``trace.json``, screenshots and
+DOM snapshots (what :mod:`.trace` records into it is said there).
 
-:func:`read_trace` checks that the file is whole and is a pytest-netgent trace of a
-version this release understands, and gives its document and its members by name. Every
-problem is a :class:`TraceError` that names the file and says what to do.
+:func:`pack` writes one; :func:`read_trace` checks that the file is whole and is a
+pytest-netgent trace of a version this release understands, and gives its document and
+its members by name. Every problem is a :class:`TraceError` that names the file and says what to do.
 
 A ZIP says how large each member expands to, and a small file can say a great deal (zeros
 deflate a thousand to one): a trace whose members claim more than :data:`MEMBER_LIMIT`
@@ -12,6 +13,7 @@ stops at :data:`MEMBER_LIMIT` whatever the header claimed. Nothing is extracted 
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 import zlib
@@ -27,6 +29,8 @@ VERSION = 1
 """The newest trace version this release reads."""
 DOCUMENT = "trace.json"
 """The member holding the trace's document."""
+TRACE_FILE = "trace.zip"
+"""The name of an item's trace in its folder."""
 
 MEMBER_LIMIT = 256 * 2**20
 """The most bytes one member may expand to. A trace --netgent-trace writes stays far
@@ -81,6 +85,19 @@ class TraceFile:
     def shown(self) -> str:
         """The trace's path as printed in messages."""
         return display_path(self.path)
+
+
+def pack(document: dict[str, Any], files: dict[str, bytes]) -> bytes:
+    """A trace file of ``document`` (its ``format`` and ``version`` set here) and its
+    ``files`` by member name; screenshots are stored as they are, the rest deflated."""
+    document = {"format": FORMAT, "version": VERSION, **document}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(DOCUMENT, json.dumps(document, ensure_ascii=False, indent=1))
+        for name, data in files.items():
+            kind = zipfile.ZIP_STORED if name.endswith(".jpg") else zipfile.ZIP_DEFLATED
+            archive.writestr(name, data, compress_type=kind)
+    return buffer.getvalue()
 
 
 def safe_name(name: str) -> bool:
