@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 from .chain import Chain
 from .meter import Meter
 from .page import FAR_FRAMES, script
-from .session import browser_gone, cdp
+from .session import browser_gone, cdp, driver_errors
 
 if TYPE_CHECKING:
     pass
@@ -332,7 +332,7 @@ class VideoSampler(Meter):
         new-document script from each, and come back to the run's tab."""
         try:
             here = str(self.driver.current_window_handle)
-        except Exception:  # the run's tab closed: the others are still stopped
+        except driver_errors():  # the run's tab closed: the others are still stopped
             here = ""
         current = here
         for handle, identifier in tabs.items():

@@ -8,6 +8,7 @@ is ever downloaded: both executables are located up front, with a clear error if
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -370,6 +371,17 @@ _GONE = (
 )
 
 
+@functools.cache
+def driver_errors() -> tuple[type[Exception], ...]:
+    """What a WebDriver call raises when the page, the tab or the browser is not there to
+    answer it: Selenium's own errors, and its transport's (a dead driver refuses the
+    connection). Imported on first use: pytest's start imports no Selenium."""
+    from selenium.common.exceptions import WebDriverException
+    from urllib3.exceptions import HTTPError as DriverUnreachable
+
+    return (WebDriverException, OSError, DriverUnreachable)
+
+
 def browser_gone(exc: BaseException) -> bool:
     """Whether ``exc`` says the browser (or its driver) is dead rather than the page
     being other than expected."""
@@ -495,7 +507,7 @@ def _left_in_place(driver: WebDriver) -> bool:
     try:
         driver.execute_script("location.replace('about:blank')")
         return bool(driver.execute_script("return location.href === 'about:blank'"))
-    except Exception:  # a page no script runs in: the browser opens the blank page
+    except driver_errors():  # a page no script runs in: the browser opens the blank page
         return False
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NetgentError
+from .session import driver_errors
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -63,7 +64,7 @@ class Waits:
     def _where(self) -> str:
         try:
             return f"on {self.driver.current_url} (title {self.driver.title!r})"
-        except Exception:  # the page may be gone; the report still needs a sentence
+        except driver_errors():  # the page may be gone; the report still needs a sentence
             return "on the current page"
 
     def _until(self, what: str, attempt: Callable[[], Any], timeout: float | None = None) -> Any:

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from ..browser.actions import MOVES, ActionFailed, Actions, RunTools
 from ..browser.guard import NavigationGuard
 from ..browser.page import TOP_URL, Tick, evaluate, watch_requests
-from ..browser.session import START_PAGES, browser_gone, focus_tab, origin_of
+from ..browser.session import START_PAGES, browser_gone, driver_errors, focus_tab, origin_of
 from ..browser.watchdog import Watchdog
 from ..errors import BrowserError, DriftContext, NetgentError, ReplayError
 from ..system.redaction import Redactor, Secret
@@ -517,7 +517,7 @@ class Engine:
     def _current_url(self) -> str:
         try:
             return str(self.driver.current_url)
-        except Exception:  # a closed window or dead browser still ends the run cleanly
+        except driver_errors():  # a closed window or dead browser still ends the run cleanly
             return self._url
 
     # ------------------------------------------------------------------ hangs

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..browser.chain import links
 from ..browser.keyboard import key_chord
+from ..browser.session import driver_errors
 from ..errors import CacheError
 from ..workflow.automaton import CSS_ONLY, State
 from .run import substitute
@@ -99,7 +100,7 @@ def vet(
         return
     try:
         answers = driver.execute_script(_PARSE, [[p.kind, p.text] for p in parts])
-    except Exception:  # a page that cannot run it (or a dead browser): the run tells
+    except driver_errors():  # a page that cannot run it (or a dead browser): the run tells
         return
     if not isinstance(answers, list) or len(answers) != len(parts):
         return
