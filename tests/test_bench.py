@@ -24,6 +24,7 @@ LAST_LINE = {
     "live.py": r"ratio live/plain: \d+\.\d+",
     "llm_calls.py": r"ratio heal/record calls: \d+\.\d+",
     "network.py": r"ratio overhead shaped-none/plain: \d+\.\d+",
+    "page_model.py": r"ratio page-model/observe: \d+\.\d+",
     "replay.py": r"ratio replay/handwritten: \d+\.\d+",
     "scenario.py": r"ratio scenario/item: \d+\.\d+",
     "shards.py": r"shards: \d+ shards, same items as one run: yes",
