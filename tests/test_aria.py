@@ -5,6 +5,7 @@ Chromium's own accessibility tree, and against pages too large or blocked to rea
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import sys
 import urllib.parse
@@ -186,3 +187,24 @@ def test_a_budget_keeps_the_lines_nearest_the_instruction_with_their_place() -> 
     assert "  - listitem (251 of 300) [ref=e502]:" in lines, text  # its place, kept with it
     assert any(line.strip().startswith("- ... ") for line in lines), text
     assert len(text) <= 400 + 40 * 3, text
+
+
+def test_a_prompt_shows_the_page_with_the_numbers_of_its_elements(
+    netgent_browser: Any, base_url: str
+) -> None:
+    """The prompt's picture of the page names each element an action may act on by the
+    number the element list gives it, and no other."""
+    from pytest_netgent.synthesis.observation import observe
+
+    driver = opened(netgent_browser, base_url + "/widgets/")
+    page = observe(driver)
+    (sign_out,) = [e for e in page.elements if e.name == "Sign out"]
+    text = page.describe(near="Sign out")
+    assert f'- button "Sign out" [ref={sign_out.mmid}]' in text, text
+    assert "- text: Saved 2 minutes ago" in text and '"Volume" = 7 (0 to 10)' in text, text
+    listed = {e.mmid for e in page.elements}
+    refs = {int(r) for r in re.findall(r"\[ref=(\d+)\]", text)}
+    assert refs and refs <= listed, (refs, listed)
+    assert "[ref=e" not in text
+    fewer = page.model_copy(update={"elements": [sign_out]})
+    assert re.findall(r"\[ref=(\d+)\]", fewer.describe()) == [str(sign_out.mmid)]

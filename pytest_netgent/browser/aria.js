@@ -11,10 +11,21 @@
 // are left out; an element drawn at opacity 0 (a seek bar shown on hover) is kept, as
 // the accessibility tree keeps it.
 //
-// Called with [max nodes, milliseconds]; answers {nodes, cut}: each node a small object
-// (only what it has) with "p", the index of its parent (-1: the page). A page larger than
-// either bound is cut there, and "cut" says how many elements were not read.
+// Called with [max nodes, milliseconds, refs]; answers {nodes, cut}: each node a small
+// object (only what it has) with "p", the index of its parent (-1: the page). A page
+// larger than either bound is cut there, and "cut" says how many elements were not read.
+// refs ([[number, by, selector], ...]) are elements another reading of the page numbered:
+// each found gets its number ("mmid"), and is listed even without a role of its own.
 const [MAX_NODES, MAX_MS] = [arguments[0] || 5000, arguments[1] || 2000];
+const REFS = new Map();
+for (const [number, by, selector] of arguments[2] || []) {
+  try {
+    const result = ngFind(by, selector);
+    if (result.found && result.found.length === 1) REFS.set(result.found[0], number);
+  } catch (e) {
+    // a selector this page cannot take (XPath into a shadow root): that element unnumbered
+  }
+}
 const started = performance.now();
 const nodes = [];
 let cut = 0;
@@ -129,6 +140,7 @@ function mediaOf(el) {
 function describe(el, role, parent, frame) {
   const node = {p: parent, role: role};
   if (frame) node.frame = frame;
+  if (REFS.has(el)) node.mmid = REFS.get(el);
   let name = "";
   try {
     name = clean(ngA11y.computeAccessibleName(el));
@@ -210,7 +222,7 @@ while (stack.length) {
     }
     if ((tag === "label" && node.control) || tag === "caption" || tag === "legend")
       saidByName = true;  // the text that names a control, table or group: its name says it
-    const role = roleOf(node);
+    const role = roleOf(node) || (REFS.has(node) ? "generic" : null);
     if (role) {
       const entry = describe(node, role, parent, frame);
       nodes.push(entry);

@@ -28,6 +28,7 @@ is never read ("(filled)" says that it has one).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -182,20 +183,45 @@ class AriaPage:
         return render(self, budget, near)
 
 
-def snapshot(driver: WebDriver, max_nodes: int = MAX_NODES, max_ms: int = MAX_MS) -> AriaPage:
+def snapshot(
+    driver: WebDriver,
+    max_nodes: int = MAX_NODES,
+    max_ms: int = MAX_MS,
+    refs: Iterable[tuple[int, str, str]] = (),
+) -> AriaPage:
     """The page of ``driver`` as its users perceive it (see the module), its frames of
-    the same site included; a page between documents gives an empty page."""
+    the same site included; a page between documents gives an empty page. ``refs``
+    (number, by, selector) are elements numbered elsewhere: each found is named by its
+    number in this snapshot (its ``ref``), every other node by ``e`` and its place."""
+    answer = read(driver, max_nodes, max_ms, refs)
+    blocked = bool(answer.get("blocked"))
+    title = ""
+    if answer["nodes"] and not blocked:
+        with contextlib.suppress(*driver_errors()):  # a page gone since: no title to give
+            title = driver.title
+    return from_entries(answer["nodes"], answer["cut"], title, blocked=blocked)
+
+
+def read(
+    driver: WebDriver,
+    max_nodes: int = MAX_NODES,
+    max_ms: int = MAX_MS,
+    refs: Iterable[tuple[int, str, str]] = (),
+) -> dict[str, Any]:
+    """``aria.js``'s answer for the page of ``driver`` (``nodes``, ``cut``; ``blocked``
+    with the text of a dialog of the browser's own that blocks the page)."""
     from selenium.common.exceptions import UnexpectedAlertPresentException
 
+    wanted = [list(r) for r in refs]
     try:
-        answer = driver.execute_script(aria_source(), max_nodes, max_ms)
+        answer = driver.execute_script(aria_source(), max_nodes, max_ms, wanted)
     except UnexpectedAlertPresentException as exc:  # the browser's own dialog is all there is
-        dialog = AriaNode("alertdialog", name=" ".join(str(exc.alert_text or "").split()))
-        dialog.ref = "e1"
-        return AriaPage(AriaNode("RootWebArea", children=[dialog]), blocked=True)
+        text = " ".join(str(exc.alert_text or "").split())
+        return {"nodes": [{"p": -1, "role": "alertdialog", "name": text}], "cut": 0,
+                "blocked": True}  # fmt: skip
     except driver_errors():
-        return AriaPage(AriaNode("RootWebArea"))
-    return from_entries(answer.get("nodes", []), int(answer.get("cut", 0)), driver.title)
+        return {"nodes": [], "cut": 0}
+    return {"nodes": list(answer.get("nodes", [])), "cut": int(answer.get("cut", 0))}
 
 
 @cache
@@ -205,8 +231,17 @@ def aria_source() -> str:
     return script("deep.js") + script("a11y.js") + script("aria.js")
 
 
-def from_entries(entries: list[dict[str, Any]], cut: int = 0, title: str = "") -> AriaPage:
-    """The page of ``aria.js``'s answer: its nodes, each naming its parent by index."""
+def from_entries(
+    entries: list[dict[str, Any]],
+    cut: int = 0,
+    title: str = "",
+    numbered: Iterable[int] | None = None,
+    blocked: bool = False,
+) -> AriaPage:
+    """The page of ``aria.js``'s answer: its nodes, each naming its parent by index.
+    With ``numbered``, only the elements of those numbers have a ref (their number): a
+    prompt names only what its reader may act on."""
+    allowed = None if numbered is None else set(numbered)
     root = AriaNode("RootWebArea", name=title)
     made: list[AriaNode] = []
     for entry in entries:
@@ -233,10 +268,13 @@ def from_entries(entries: list[dict[str, Any]], cut: int = 0, title: str = "") -
     for node in root.walk():
         _merge_text(node)
     _place(root)
-    page = AriaPage(root, cut)
-    for number, node in enumerate(page.nodes(), start=1):
-        if not node.text:
-            node.ref = f"e{number}"
+    page = AriaPage(root, cut, blocked=blocked)
+    for number, (node, entry) in enumerate(zip(made, entries, strict=True), start=1):
+        mmid = entry.get("mmid")
+        if allowed is not None:
+            node.ref = str(mmid) if mmid is not None and mmid in allowed else ""
+        elif not node.text:
+            node.ref = str(mmid) if mmid is not None else f"e{number}"
     return page
 
 

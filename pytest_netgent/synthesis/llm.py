@@ -168,7 +168,7 @@ class LLMSynthesiser:
             state=state.name,
             triggers="\n".join(f"- {t}" for t in state.triggers) or "- (none given)",
             candidates=listing(candidates, page),
-            page=described(ctx, page),
+            page=described(ctx, page, " ".join(state.triggers)),
         )
         if unfit := short_of(state, list(candidates.values()), page, ctx):
             # no choice among these checks could mean what the trigger says: not asked
@@ -213,7 +213,7 @@ class LLMSynthesiser:
             done=format_context(Toolcall(name=a.type, args=a.params) for a in done) or "(none yet)",
             failed="\n".join(f"- {ctx.redact(f)}" for f in ctx.failed[-3:]) or "(none)",
             before=previously(ctx),
-            page=described(ctx, page),
+            page=described(ctx, page, instruction),
         )
 
         def accept(answer: BaseModel) -> tuple[list[Action], bool]:
@@ -266,10 +266,11 @@ class LLMSynthesiser:
             raise Refused(f"the model's {output.action!r} action is invalid: {exc}") from None
 
 
-def described(ctx: Context, page: Observation) -> str:
-    """The page as a prompt shows it, the base URL written ``{base_url}`` (as the checks
-    and actions a model picks keep it; a local site's port changes from run to run)."""
-    text = page.describe()
+def described(ctx: Context, page: Observation, near: str = "") -> str:
+    """The page as a prompt shows it (the parts sharing words with ``near`` kept first),
+    the base URL written ``{base_url}`` (as the checks and actions a model picks keep it;
+    a local site's port changes from run to run)."""
+    text = page.describe(near)
     return text.replace(ctx.base_url, "{base_url}") if ctx.base_url else text
 
 

@@ -144,6 +144,10 @@ class Status(BaseModel):
     """The words that say what it is: its labels, classes and text."""
 
 
+ARIA_BUDGET = 4000
+"""Characters of a prompt's "What the page shows" (about a thousand tokens)."""
+
+
 class Observation(BaseModel):
     """The page as synthesis sees it."""
 
@@ -155,6 +159,11 @@ class Observation(BaseModel):
     statuses: list[Status] = Field(default_factory=list)
     text: str = ""
     screenshot: str | None = None
+    aria: list[dict[str, Any]] = Field(default_factory=list)
+    """The page as its users perceive it (:mod:`~pytest_netgent.browser.aria`'s nodes),
+    its elements numbered as :attr:`elements` number them."""
+    aria_cut: int = 0
+    """Elements of a page too large for it that the page model did not read."""
 
     def element(self, mmid: int) -> ObservedElement | None:
         """The element numbered ``mmid``."""
@@ -171,10 +180,19 @@ class Observation(BaseModel):
             title=self.title,
         )
 
-    def describe(self) -> str:
-        """The page in a few lines: URL, title, headings and numbered elements."""
+    def describe(self, near: str = "", budget: int = ARIA_BUDGET) -> str:
+        """The page for a prompt: URL and title; what the page shows, as its users
+        perceive it (text, values, states), within ``budget`` characters, the parts that
+        share words with ``near`` (an instruction) kept first; then the numbered elements
+        an action may act on, each shown in the page as ``[ref=N]``."""
         lines = [f"URL: {self.url}", f"Title: {self.title}"]
-        if self.headings:
+        if self.aria:
+            from ..browser.aria import from_entries
+
+            page = from_entries(self.aria, self.aria_cut, numbered=[e.mmid for e in self.elements])
+            lines.append("What the page shows ([ref=N] is element N below):")
+            lines.append(page.text(budget, near.split()))
+        elif self.headings:
             lines.append("Headings: " + " | ".join(h.text for h in self.headings[:10]))
         lines.append("Interactive elements:")
         lines += ["  " + e.describe() for e in self.elements]
@@ -199,9 +217,22 @@ def observe(driver: WebDriver, *, screenshot: bool = False, limit: int = 400) ->
     if raw.get("frames"):
         _far_frames(driver, raw, limit)
     page = Observation.model_validate(raw)
+    _read_aria(driver, page)
     if screenshot:
         page.screenshot = driver.get_screenshot_as_base64()
     return page
+
+
+def _read_aria(driver: WebDriver, page: Observation) -> None:
+    """The page model's reading of the page, its elements numbered as ``page``'s are
+    (found by their first selector; those in frames of another site are not in it)."""
+    from ..browser.aria import read
+
+    refs = [
+        (e.mmid, e.selectors[0].by, e.selectors[0].selector) for e in page.elements if e.selectors
+    ]
+    answer = read(driver, refs=refs)
+    page.aria, page.aria_cut = answer["nodes"], answer["cut"]
 
 
 def _far_frames(driver: WebDriver, raw: dict[str, Any], limit: int) -> None:
@@ -268,7 +299,13 @@ def same_page(a: Observation, b: Observation) -> bool:
     return shown(a) == shown(b)
 
 
-_NOT_SHOWN: Any = {"url": True, "screenshot": True, "elements": {"__all__": {"box"}}}
+_NOT_SHOWN: Any = {
+    "url": True,
+    "screenshot": True,
+    "elements": {"__all__": {"box"}},
+    "aria": True,  # what it says the rest says too; its focus and media times move on
+    "aria_cut": True,
+}
 
 
 def distinct_texts(before: Observation, now: Observation) -> list[str]:
