@@ -181,21 +181,23 @@ class Observation(BaseModel):
         )
 
     def describe(self, near: str = "", budget: int = ARIA_BUDGET) -> str:
-        """The page for a prompt: URL and title; what the page shows, as its users
-        perceive it (text, values, states), within ``budget`` characters, the parts that
-        share words with ``near`` (an instruction) kept first; then the numbered elements
-        an action may act on, each shown in the page as ``[ref=N]``."""
+        """The page for a prompt: URL and title; the numbered elements an action may act
+        on; then what the page shows, as its users perceive it (text, values, states),
+        each of those elements in it as ``[ref=N]``, within ``budget`` characters, the
+        parts that share words with ``near`` (an instruction) kept first."""
         lines = [f"URL: {self.url}", f"Title: {self.title}"]
+        if self.headings and not self.aria:
+            lines.append("Headings: " + " | ".join(h.text for h in self.headings[:10]))
+        # the elements first, likeliest first: models (small ones most) favour what they
+        # read first
+        lines.append("Interactive elements:")
+        lines += ["  " + e.describe() for e in self.elements]
         if self.aria:
             from ..browser.aria import from_entries
 
             page = from_entries(self.aria, self.aria_cut, numbered=[e.mmid for e in self.elements])
-            lines.append("What the page shows ([ref=N] is element N below):")
+            lines.append("What the page shows ([ref=N] is element N above):")
             lines.append(page.text(budget, near.split()))
-        elif self.headings:
-            lines.append("Headings: " + " | ".join(h.text for h in self.headings[:10]))
-        lines.append("Interactive elements:")
-        lines += ["  " + e.describe() for e in self.elements]
         return "\n".join(lines)
 
 
