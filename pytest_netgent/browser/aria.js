@@ -34,8 +34,6 @@ let cut = 0;
 const NAMED_BY_CONTENT = new Set(["button", "link", "heading", "tab", "option", "menuitem",
   "menuitemcheckbox", "menuitemradio", "treeitem", "cell", "gridcell", "columnheader",
   "rowheader", "checkbox", "radio", "switch", "tooltip"]);
-// Roles that only group: not shown, their children take their place.
-const GROUPING = new Set(["generic", "none", "presentation", "paragraph"]);
 const TEXT_INPUTS = new Set(["text", "search", "email", "url", "tel", "number", ""]);
 
 function clean(text) {

@@ -97,8 +97,6 @@ class AriaNode:
     the top document."""
     ref: str = ""
     """Its name in this snapshot (``e12``), the same for the whole snapshot."""
-    section: str = ""
-    """The name of the heading it falls under, if any."""
     unread: str = ""
     """Why a frame's contents are not here (another site's process), else ""."""
     content: str = ""
@@ -167,14 +165,6 @@ class AriaPage:
         nodes = self.root.walk()
         next(nodes)
         return nodes
-
-    def by_ref(self, ref: str) -> AriaNode | None:
-        """The node named ``ref`` in this snapshot."""
-        return next((n for n in self.nodes() if n.ref == ref), None)
-
-    def find(self, role: str, name: str = "") -> list[AriaNode]:
-        """Every node of ``role`` whose name is ``name`` (any name when "")."""
-        return [n for n in self.nodes() if n.role == role and (not name or n.name == name)]
 
     def text(self, budget: int = 0, near: Iterable[str] = ()) -> str:
         """The snapshot as text (see the module), within ``budget`` characters if given:
@@ -295,14 +285,8 @@ def _merge_text(node: AriaNode) -> None:
 
 
 def _place(root: AriaNode) -> None:
-    """Each positioned node's place among its siblings of its role, and each node's
-    section (the heading it falls under, in document order)."""
-    section = ""
+    """Each positioned node's place among its siblings of its role."""
     for node in root.walk():
-        if node.role == "heading":
-            section = node.name
-        else:
-            node.section = section
         same: dict[str, list[AriaNode]] = {}
         for child in node.children:
             if child.role in POSITIONED:
