@@ -451,7 +451,7 @@ def test_heal_with_llm_costs_only_the_broken_states(project: Project, changed_ur
     # what the state did before, and where else its element was, guide the model
     assert (
         "# What this state did before the page changed (find the same elements again)\n"
-        "- type css selector='#search-input' text='{topic}' "
+        "- type searchbox 'Search NetWiki' or css selector='#search-input' text='{topic}' "
         "(its element was also css selector='#gone')"
     ) in sent[0]
     assert "<toolcall>\n    type(text='{topic}'" in sent[1]  # actions taken so far

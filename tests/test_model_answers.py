@@ -25,6 +25,7 @@ from pytest_netgent.synthesis.answers import (
     instructed,
     relevant,
     state_answer,
+    suggested,
     targets,
     typed_texts,
 )
@@ -81,9 +82,11 @@ def test_what_an_instruction_says_to_type_is_all_it_may_type() -> None:
     assert typed_texts("Write a short comment") == []
 
 
-def test_what_an_instruction_says_to_do_is_all_it_may_do() -> None:
-    """SmolLM2 carried out "Press Enter" on the shop's search by clicking a product link:
-    the answer's schema offers the actions of the instruction's own verbs only."""
+def test_what_an_instruction_says_to_do_comes_first_and_nothing_is_refused() -> None:
+    """The instruction's verbs rank the actions, they do not forbid any: "Press Enter"
+    offers the Enter key first and the prompt suggests it; "Type {body} into the new
+    paragraph" may need a click on the paragraph first, which a schema of its verb's
+    actions alone refused."""
     page = PAGE.model_copy(
         update={
             "elements": [
@@ -98,39 +101,45 @@ def test_what_an_instruction_says_to_do_is_all_it_may_do() -> None:
     )
     actions, keys = instructed("Press Enter")
     enter = action_answer(targets(page), actions, [], keys)
-    enter.model_validate({"step": {"action": "press_key", "key": "Enter"}})
-    for wrong in (
+    for answer in (
+        {"step": {"action": "press_key", "key": "Enter"}},
         {"step": {"action": "click", "mmid": 1}},
         {"step": {"action": "press_key", "key": "Tab"}},
     ):
-        with pytest.raises(ValidationError):
-            enter.model_validate(wrong)
-    assert instructed("Press Enter") == (("press_key", "terminate"), ("Enter",))
-    assert instructed("Type {query} and then press the Enter key")[0] == (
+        enter.model_validate(answer)
+    with pytest.raises(ValidationError):  # what the page does not offer still is not
+        enter.model_validate({"step": {"action": "set_value", "mmid": 1, "value": 3}})
+    actions, keys = instructed("Press Enter")
+    assert actions[:2] == ("press_key", "terminate") and set(actions) == set(AGENT_ACTIONS)
+    assert keys[0] == "Enter" and len(keys) == len(set(keys)) > 1
+    assert suggested("Press Enter") == "press_key (keys: Enter)"
+    assert instructed("Type {query} and then press the Enter key")[0][:3] == (
         "type",
         "press_key",
         "terminate",
     )
-    assert instructed("Press the 'Like and share' button")[0] == (
+    assert instructed("Press the 'Like and share' button")[0][:3] == (
         "click",
         "press_key",
         "terminate",
     )  # a button, not a key; the quoted words are not clauses
     assert instructed("Select {department} from the Category list")[0][:2] == ("select", "click")
+    assert instructed("Set the volume slider to {level}")[0][0] == "set_value"
     # an instruction that names a goal, not the way, leaves every action open
     assert instructed("Log in as {user}")[0] == AGENT_ACTIONS
     assert instructed("Enter the meeting room")[0] == AGENT_ACTIONS
     assert instructed("Write the WebRTC metrics to {out}")[0] == AGENT_ACTIONS
     assert instructed("Scroll down and read the comments")[0] == AGENT_ACTIONS
-    # the synthesiser asks under that schema: the click is shown its error, then pressed
+    # the synthesiser asks under that schema, its prompt naming what the verbs suggest
     click = '{"action": "click", "mmid": 1, "params": {}, "done": true}'
     press = '{"action": "press_key", "params": {"key": "Enter"}, "done": true}'
-    synth = LLMSynthesiser(FakeListChatModel(responses=[click, press]))
+    model = FakeListChatModel(responses=[press])
+    synth = LLMSynthesiser(model)
     state = StateSpec(name="Catalog", triggers=["x"], actions=["Press Enter"])
     done, _ = synth.resolve_instruction(Context(workflow="w"), page, state, "Press Enter", [])
     assert [(a.type, a.params) for a in done] == [("press_key", {"key": "Enter"})]
-    assert synth.usage.invalid_answers == 1
-    # with no field to type into on the page, a click may open one
+    assert synth.usage.invalid_answers == 0
+    # a click where the instruction types: the field may open once clicked
     synth = LLMSynthesiser(FakeListChatModel(responses=[click]))
     typing = "Type {query} into the search box"
     done, _ = synth.resolve_instruction(Context(workflow="w"), page, state, typing, [])

@@ -56,6 +56,9 @@ def test_record_from_nothing_then_replay_without_synthesis(project: Project) -> 
         {
             "type": "type",
             "params": {
+                # found as its users name it, its selector kept as the fallback
+                "role": "searchbox",
+                "name": "Search NetWiki",
                 "by": "css selector",
                 "selector": "#search-input",
                 "text": "{query}",

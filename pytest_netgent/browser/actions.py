@@ -27,6 +27,7 @@ from .qoe import VideoSampler
 from .tabs import TabActions, TabMemory
 from .waits import ActionFailed, InvalidStep, Waits, seconds
 from .webrtc import FrameScripts, WebrtcActions, WebrtcMeter
+from .widgets import WidgetActions, role_words
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -73,7 +74,7 @@ class RunTools:
         return cls(VideoSampler(driver, now, redact, output), webrtc, env=env)
 
 
-class Actions(TabActions, LabelActions, WebrtcActions, Waits):
+class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
     """Executes actions on one driver; ``timeout`` bounds every explicit wait; ``tools``
     are the run's (without them, a lone action: no sampling, nothing remembered)."""
 
@@ -101,6 +102,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
             "hover": self.hover,
             "move": self.hover,
             "select": self.select,
+            "set_value": self.set_value,
             "wait": self.wait,
             "switch_tab": self.switch_tab,
             "go_back": self.go_back,
@@ -133,7 +135,9 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
             handler = self._registry[kind]
         except KeyError:
             raise ActionFailed(f"unknown action type {kind!r}") from None
-        from selenium.common.exceptions import InvalidSelectorException
+        from selenium.common.exceptions import InvalidSelectorException, WebDriverException
+
+        from .session import browser_gone
 
         try:
             handler(params)
@@ -141,19 +145,28 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
             raise InvalidStep(
                 f"{kind}: the browser cannot parse its selector: {_why(exc)}"
             ) from None
+        except WebDriverException as exc:  # what no wait mends: the page refused the step
+            if browser_gone(exc):
+                raise
+            raise ActionFailed(f"{kind}: {_why(exc)}") from None
         finally:
             self._chain.leave()  # checks run in the page's top document
 
     # ------------------------------------------------------------------ helpers
 
     def _pick(self, params: dict[str, Any]) -> WebElement | None:
-        """The element ``by``/``selector`` names now: item ``index`` of the matches if
+        """The element ``role``/``name`` or ``by``/``selector`` names now (by role and
+        name first, its selector kept as the fallback): item ``index`` of the matches if
         given (a list item, "the first result"), else the only or first visible one."""
-        by, selector = params.get("by", "css selector"), str(params["selector"])
-        if chained(selector):
-            found = self._chain.find(by, selector)
-        else:
-            found = self.driver.find_elements(by, selector)
+        found = self._by_role(params) if "role" in params else []
+        if (not found or len(found) > 1) and "selector" in params:
+            by, selector = params.get("by", "css selector"), str(params["selector"])
+            if chained(selector):
+                located = self._chain.find(by, selector)
+            else:
+                located = self.driver.find_elements(by, selector)
+            # several of that role and name: the one its selector names, if it is one
+            found = [e for e in found if e in located] or located or found
         if "index" in params:
             index = int(params["index"])
             return found[index] if -len(found) <= index < len(found) else None
@@ -163,14 +176,11 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
 
     def _element(self, params: dict[str, Any], action: str) -> WebElement:
         """The element of :meth:`_pick`, waited for."""
-        by, selector = params.get("by", "css selector"), params["selector"]
 
         def find() -> WebElement | None:
             return self._pick(params)
 
-        found: WebElement = self._until(
-            f"{action}: no visible element matches {by} {selector!r}", find
-        )
+        found: WebElement = self._until(f"{action}: {_missing(params)}", find)
         return found
 
     # ------------------------------------------------------------------ actions
@@ -178,7 +188,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
     def click(self, params: dict[str, Any]) -> None:
         """Click the element (at ``percentage`` of its width, default the middle); fall
         back to NetGent's ``x``/``y`` screen coordinates if given."""
-        if "selector" not in params:
+        if not _located(params):
             self._click_at(params["x"], params["y"])
             return
         if "x" in params and "y" in params:
@@ -190,8 +200,6 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
         self._click_element(params)
 
     def _click_element(self, params: dict[str, Any]) -> None:
-        by, selector = params.get("by", "css selector"), params["selector"]
-
         percentage = _fraction(params, "click")
 
         from selenium.common.exceptions import ElementClickInterceptedException
@@ -221,7 +229,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
                 raise
             return True
 
-        self._until(f"click: no clickable element matches {by} {selector!r}", attempt)
+        self._until(f"click: {_missing(params).replace('visible', 'clickable')}", attempt)
 
     def _pointer_to(self, element: WebElement, percentage: float, *, moved: bool = False) -> Any:
         """An action chain with the pointer over ``element`` at ``percentage`` of its
@@ -295,7 +303,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
         """Type ``text`` into the element (cleared first unless ``clear: false``)."""
         __tracebackhide__ = True  # ``text`` may be a secret's value
         text = str(params["text"])
-        if "selector" not in params:
+        if not _located(params):
             from selenium.webdriver.common.action_chains import ActionChains
             from selenium.webdriver.common.keys import Keys
 
@@ -307,7 +315,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
                     chain.send_keys(Keys.DELETE)
             chain.send_keys(text).perform()
             return
-        by, selector = params.get("by", "css selector"), params["selector"]
+        selector = params.get("selector", "")
         clear = params.get("clear", True)
 
         def attempt() -> bool:
@@ -331,7 +339,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
         from selenium.common.exceptions import ElementNotInteractableException
         from selenium.webdriver.common.action_chains import ActionChains
 
-        self._until(f"type: no editable element matches {by} {selector!r}", attempt)
+        self._until(f"type: {_missing(params).replace('visible', 'editable')}", attempt)
 
     def press_key(self, params: dict[str, Any]) -> None:
         """Press ``key`` (a key or a chord such as "Shift+Enter") in the focused element,
@@ -351,7 +359,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
                 element.send_keys("".join(modifiers) + key + Keys.NULL)
                 return
             except ElementNotInteractableException:
-                if not chained(str(params["selector"])):
+                if not chained(str(params.get("selector", ""))):
                     raise
                 element.click()  # in a closed shadow root: focus it as a person does
         chain = ActionChains(self.driver)
@@ -375,7 +383,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
             raise ActionFailed(f"scroll: direction {direction!r} is not down, up, left or right")
         times = int(params.get("times", 1))
         amount = params.get("amount", params.get("pixels"))
-        if "selector" not in params and "x" in params and "y" in params:
+        if not _located(params) and "x" in params and "y" in params:
             self._wheel_at(params["x"], params["y"], direction, amount, times)
             return
         target = self._element(params, "scroll") if "selector" in params else None
@@ -398,7 +406,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
     def scroll_to(self, params: dict[str, Any]) -> None:
         """Scroll the element into the middle of the viewport (NetGent's ``x``/``y``
         alone: move the pointer there)."""
-        if "selector" not in params:
+        if not _located(params):
             self._pointer_at(params["x"], params["y"]).perform()
             return
         element = self._element(params, "scroll_to")
@@ -410,7 +418,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
         """Move the pointer over the element (at ``percentage`` of its width, default the
         middle), or to NetGent's ``x``/``y`` if the element is not found; NetGent calls it
         ``move``."""
-        if "selector" not in params:
+        if not _located(params):
             self._pointer_at(params["x"], params["y"]).perform()
             return
         percentage = _fraction(params, "hover")
@@ -422,37 +430,6 @@ class Actions(TabActions, LabelActions, WebrtcActions, Waits):
                 return
             raise
         self._pointer_to(element, 0.5 if percentage is None else percentage, moved=True).perform()
-
-    def select(self, params: dict[str, Any]) -> None:
-        """Choose an option of a ``<select>`` by ``text``, ``value`` or ``index``."""
-        from selenium.common.exceptions import NoSuchElementException
-        from selenium.webdriver.support.select import Select
-
-        by, selector = params.get("by", "css selector"), params["selector"]
-        if not any(k in params for k in ("text", "value", "index")):
-            raise ActionFailed("select: give the option's 'text', 'value' or 'index'")
-
-        # 'index' is the option's here, not the element's
-        target = {k: v for k, v in params.items() if k != "index"}
-
-        def attempt() -> bool:
-            element = self._pick(target)
-            if element is None:
-                return False
-            menu = Select(element)
-            try:
-                if "text" in params:
-                    menu.select_by_visible_text(str(params["text"]))
-                elif "value" in params:
-                    _select_value(menu, str(params["value"]))
-                else:
-                    menu.select_by_index(int(params["index"]))
-            except NoSuchElementException:
-                return False
-            return True
-
-        choice = {k: params[k] for k in ("text", "value", "index") if k in params}
-        self._until(f"select: no option {choice} in {by} {selector!r}", attempt)
 
     def wait(self, params: dict[str, Any]) -> None:
         """Stay on the page for ``seconds`` (cut short by the workflow timeout)."""
@@ -552,6 +529,22 @@ once();
 """
 
 
+def _located(params: dict[str, Any]) -> bool:
+    """Whether an action names its element (by role and name, or by a selector)."""
+    return "selector" in params or "role" in params
+
+
+def _missing(params: dict[str, Any]) -> str:
+    """What is not there: the element an action names, as it names it."""
+    where = []
+    if "role" in params:
+        where.append(f"no element is a {role_words(params)}")
+    if "selector" in params:
+        where.append(f"no visible element matches {params.get('by', 'css selector')} "
+                     f"{params['selector']!r}")  # fmt: skip
+    return " and ".join(where)
+
+
 def _fraction(params: dict[str, Any], action: str) -> float | None:
     """NetGent's ``percentage`` (0 to 1 of the element's width), if given."""
     if "percentage" not in params or params["percentage"] is None:
@@ -565,25 +558,6 @@ def _fraction(params: dict[str, Any], action: str) -> float | None:
             f"{action}: percentage must be between 0 and 1, got {params['percentage']!r}"
         )
     return value
-
-
-def _select_value(menu: Any, value: str) -> None:
-    """Select the option whose value is ``value``: by HTML rules an option without a
-    ``value`` attribute has its text as value, which Selenium's ``select_by_value``
-    does not see."""
-    from selenium.common.exceptions import NoSuchElementException
-
-    try:
-        menu.select_by_value(value)
-        return
-    except NoSuchElementException:
-        pass
-    for option in menu.options:
-        if option.get_property("value") == value:  # the attribute, else the text
-            if not option.is_selected():
-                option.click()
-            return
-    raise NoSuchElementException(f"no option with value {value!r}")
 
 
 def _why(exc: Exception) -> str:

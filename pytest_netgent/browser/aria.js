@@ -1,8 +1,8 @@
 // The page as its users perceive it, in one round trip: every element assistive
 // technology would present (its role and accessible name as browsers compute them, by
 // dom-accessibility-api, bundled in a11y.js), its value and states, the page's text
-// under the element it belongs to, and its media (playing, time, height). deep.js and
-// a11y.js are prepended; aria.py reads the answer.
+// under the element it belongs to, and its media (playing, time, height). deep.js,
+// a11y.js and roles.js (what each element is) are prepended; aria.py reads the answer.
 //
 // The walk follows the page as it is drawn: into shadow roots (open, and closed ones
 // shadow.js kept) with slotted children where their slots are, and into frames this
@@ -30,125 +30,17 @@ const started = performance.now();
 const nodes = [];
 let cut = 0;
 
-// Roles whose accessible name is their content: their text is said by their name.
-const NAMED_BY_CONTENT = new Set(["button", "link", "heading", "tab", "option", "menuitem",
-  "menuitemcheckbox", "menuitemradio", "treeitem", "cell", "gridcell", "columnheader",
-  "rowheader", "checkbox", "radio", "switch", "tooltip"]);
-const TEXT_INPUTS = new Set(["text", "search", "email", "url", "tel", "number", ""]);
-
-function clean(text) {
-  return (text || "").replace(/[\s\u00a0]+/g, " ").trim();
-}
-
-function drawn(el) {
-  if (el.checkVisibility) return el.checkVisibility({checkVisibilityCSS: true});
-  return el.getClientRects().length > 0;
-}
-
-function hidden(el) {
-  return el.getAttribute("aria-hidden") === "true" || el.inert === true;
-}
-
-function deepActive() {
-  let active = document.activeElement;
-  while (active) {
-    const inner = (active.shadowRoot && active.shadowRoot.activeElement) ||
-      (ngIsFrame(active) && ngFrameDoc(active) && ngFrameDoc(active).activeElement);
-    if (!inner || inner === active) return active;
-    active = inner;
-  }
-  return active;
-}
-const ACTIVE = deepActive();
-
-function roleOf(el) {
-  const tag = el.localName;
-  if (tag === "video" || tag === "audio") return tag;
-  if (ngIsFrame(el)) return "iframe";
-  if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable))
-    return el.getAttribute("role") || "textbox";
-  if (tag === "input" && el.type === "password") return "textbox";  // no ARIA role of its own
-  const role = ngA11y.getRole(el);
-  if (role === "paragraph" || role === "generic" || role === "none" || role === "presentation")
-    return (el.tabIndex >= 0 && el.hasAttribute("tabindex")) ? "generic" : null;
-  return role;
-}
-
-function valueOf(el, role) {
-  const tag = el.localName;
-  if (tag === "input") {
-    if (el.type === "password") return el.value ? "(filled)" : "";  // a secret is never read
-    if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "hidden"]
-      .includes(el.type)) return "";
-    return el.value;
-  }
-  if (tag === "textarea") return el.value;
-  if (tag === "select") {
-    return Array.from(el.selectedOptions).map((o) => clean(o.label || o.text)).join(", ");
-  }
-  const text = el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow");
-  if (text) return text;
-  if (role === "combobox") {
-    const input = el.querySelector("input");
-    return input ? input.value : "";
-  }
-  return "";
-}
-
-function statesOf(el, role) {
-  const out = [];
-  const attr = (name) => el.getAttribute(name);
-  const checked = el.localName === "input" && ["checkbox", "radio"].includes(el.type)
-    ? (el.indeterminate ? "mixed" : String(el.checked)) : attr("aria-checked");
-  if (checked === "true") out.push("checked");
-  else if (checked === "mixed") out.push("mixed");
-  if ((el.localName === "option" && el.selected) || attr("aria-selected") === "true")
-    out.push("selected");
-  const expanded = attr("aria-expanded") ||
-    (el.localName === "summary" && el.parentElement && el.parentElement.localName ===
-      "details" ? String(el.parentElement.open) : null) ||
-    (el.localName === "select" && !el.multiple && el.size <= 1 ? "false" : null);
-  if (expanded === "true") out.push("expanded");
-  else if (expanded === "false") out.push("collapsed");
-  if (attr("aria-pressed") === "true") out.push("pressed");
-  if (ngA11y.isDisabled(el) || attr("aria-disabled") === "true") out.push("disabled");
-  if (el === ACTIVE) out.push("focused");
-  if (attr("aria-busy") === "true") out.push("busy");
-  if (el.required || attr("aria-required") === "true") out.push("required");
-  if ((el.readOnly && ["input", "textarea"].includes(el.localName)) ||
-      attr("aria-readonly") === "true") out.push("readonly");
-  if ((el.matches && el.matches(":modal")) || attr("aria-modal") === "true") out.push("modal");
-  if (attr("aria-invalid") && attr("aria-invalid") !== "false") out.push("invalid");
-  return out;
-}
-
-function mediaOf(el) {
-  return {
-    playing: !el.paused && !el.ended && el.readyState > 2,
-    paused: el.paused,
-    ended: el.ended,
-    time: Math.round(el.currentTime * 10) / 10,
-    duration: isFinite(el.duration) ? Math.round(el.duration * 10) / 10 : null,
-    height: el.videoHeight || 0,
-    buffering: !el.paused && el.readyState < 3,
-    muted: el.muted,
-  };
-}
+const ACTIVE = ngDeepActive();
 
 function describe(el, role, parent, frame) {
   const node = {p: parent, role: role};
   if (frame) node.frame = frame;
   if (REFS.has(el)) node.mmid = REFS.get(el);
-  let name = "";
-  try {
-    name = clean(ngA11y.computeAccessibleName(el));
-  } catch (e) {
-    name = clean(el.getAttribute("aria-label") || el.title || "");
-  }
+  const name = ngNameOf(el);
   if (name) node.name = name.slice(0, 200);
-  const value = valueOf(el, role);
-  if (value && clean(value) !== name) node.value = clean(value).slice(0, 200);
-  const states = statesOf(el, role);
+  const value = ngValueOf(el, role);
+  if (value && ngClean(value) !== name) node.value = ngClean(value).slice(0, 200);
+  const states = ngStatesOf(el, role, ACTIVE);
   if (states.length) node.states = states;
   const level = role === "heading" && (Number(el.getAttribute("aria-level")) ||
     Number((/^h([1-6])$/.exec(el.localName) || [])[1]));
@@ -164,31 +56,20 @@ function describe(el, role, parent, frame) {
   }
   const placeholder = el.getAttribute("placeholder") || el.getAttribute("aria-placeholder");
   // shown only while the field is empty, as the page shows it
-  if (placeholder && !value && clean(placeholder) !== name) node.placeholder = clean(placeholder);
+  if (placeholder && !value && ngClean(placeholder) !== name) {
+    node.placeholder = ngClean(placeholder);
+  }
   if (el.isContentEditable) node.editable = "richtext";
   else if (role === "textbox" || role === "searchbox" || role === "combobox") {
     if (el.localName === "textarea" ||
-        (el.localName === "input" && TEXT_INPUTS.has(el.type))) node.editable = "plaintext";
+        (el.localName === "input" && NG_TEXT_INPUTS.has(el.type))) node.editable = "plaintext";
   }
   if (el.hasAttribute("aria-describedby") || el.hasAttribute("aria-description")) {
-    const text = clean(ngA11y.computeAccessibleDescription(el));
+    const text = ngClean(ngA11y.computeAccessibleDescription(el));
     if (text && text !== name) node.description = text.slice(0, 200);
   }
-  if (role === "video" || role === "audio") node.media = mediaOf(el);
+  if (role === "video" || role === "audio") node.media = ngMediaOf(el);
   return node;
-}
-
-// The children of `node` as drawn: a host's shadow root, a slot's assigned nodes.
-function drawnChildren(node) {
-  if (node.nodeType === 1) {
-    const root = ngRootOf(node);
-    if (root) return Array.from(root.childNodes);
-    if (node.localName === "slot") {
-      const assigned = node.assignedNodes({flatten: true});
-      if (assigned.length) return assigned;
-    }
-  }
-  return Array.from(node.childNodes);
 }
 
 // Depth first, in document order, without recursion (a deep page would overflow it):
@@ -198,7 +79,7 @@ const stack = [[document.body || document.documentElement, -1, "", false]];
 while (stack.length) {
   const [node, parent, frame, named] = stack.pop();
   if (node.nodeType === 3) {
-    const text = clean(node.data);
+    const text = ngClean(node.data);
     if (text && !named) {
       const last = nodes[nodes.length - 1];
       if (last && last.role === "text" && last.p === parent) last.name += " " + text;
@@ -213,19 +94,19 @@ while (stack.length) {
     const tag = node.localName;
     if (tag === "script" || tag === "style" || tag === "noscript" || tag === "template" ||
         tag === "head") continue;
-    if (hidden(node) || !drawn(node)) continue;
+    if (ngA11yHidden(node) || !ngDrawn(node)) continue;
     if (nodes.length >= MAX_NODES || performance.now() - started > MAX_MS) {
       cut += 1;
       continue;
     }
     if ((tag === "label" && node.control) || tag === "caption" || tag === "legend")
       saidByName = true;  // the text that names a control, table or group: its name says it
-    const role = roleOf(node) || (REFS.has(node) ? "generic" : null);
+    const role = ngRoleOf(node) || (REFS.has(node) ? "generic" : null);
     if (role) {
       const entry = describe(node, role, parent, frame);
       nodes.push(entry);
       here = nodes.length - 1;
-      saidByName = saidByName || (NAMED_BY_CONTENT.has(role) && Boolean(entry.name));
+      saidByName = saidByName || (NG_NAMED_BY_CONTENT.has(role) && Boolean(entry.name));
       if (role === "iframe") {
         const doc = ngFrameDoc(node);
         if (!doc) {
@@ -246,15 +127,8 @@ while (stack.length) {
       }
     }
   }
-  const kids = drawnChildren(node);
+  const kids = ngDrawnChildren(node);
   for (let i = kids.length - 1; i >= 0; i -= 1) stack.push([kids[i], here, frame, saidByName]);
-}
-
-// The CSS of a frame element among its siblings, for the chain of what is inside it.
-function ngSelfSelector(el) {
-  if (el.id) return "#" + CSS.escape(el.id);
-  const same = Array.from(el.parentNode.children).filter((c) => c.localName === el.localName);
-  return el.localName + (same.length > 1 ? ":nth-of-type(" + (same.indexOf(el) + 1) + ")" : "");
 }
 
 return {nodes: nodes, cut: cut};

@@ -218,7 +218,7 @@ def read(
 def aria_source() -> str:
     """``aria.js`` with what it stands on: ``deep.js`` (shadow roots and frames) and
     ``a11y.js`` (accessible names and roles)."""
-    return script("deep.js") + script("a11y.js") + script("aria.js")
+    return script("deep.js") + script("a11y.js") + script("roles.js") + script("aria.js")
 
 
 def from_entries(

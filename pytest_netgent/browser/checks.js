@@ -74,6 +74,61 @@ function compare(actual, expected, match) {
   }
 }
 
+// Whether the elements `found` are as many as the check asks: `count` exactly, or at
+// least `at_least` (default 1).
+function counted(found, p) {
+  if (p.count !== undefined) return found.length === Number(p.count);
+  return found.length >= (p.at_least !== undefined ? Number(p.at_least) : 1);
+}
+
+// A media check: some video or audio element of the page (or those `selector` finds)
+// in the `state` asked (playing, paused, ended, buffering), at least `min_height` pixels
+// of video high, and played on by `advanced` seconds since the check first looked at it
+// in this document. [holds, why not].
+function mediaHolds(p, doc) {
+  const found = p.selector !== undefined ? ngFind("css selector", p.selector).found
+    : ngDeepMedia();
+  const media = found.filter((el) => el.localName === "video" || el.localName === "audio");
+  if (!media.length) return [false, "no video or audio element"];
+  const seen = window.__netgentMediaSeen || (window.__netgentMediaSeen = new Map());
+  const key = JSON.stringify(p);
+  const why = [];
+  for (const [i, el] of media.entries()) {
+    const m = ngMediaOf(el);
+    if (p.state !== undefined && !m[p.state]) {
+      why.push(el.localName + " " + (m.playing ? "playing" : m.ended ? "ended" : "paused"));
+      continue;
+    }
+    if (p.min_height !== undefined && m.height < Number(p.min_height)) {
+      why.push("video " + m.height + " px high");
+      continue;
+    }
+    if (p.advanced !== undefined) {
+      const first = seen.get(key + i);
+      if (!first || first[0] !== doc || first[1] > el.currentTime) {
+        seen.set(key + i, [doc, el.currentTime]);
+        why.push("at " + m.time + " s, watching it advance");
+        continue;
+      }
+      if (el.currentTime - first[1] < Number(p.advanced)) {
+        why.push("advanced " + (Math.round((el.currentTime - first[1]) * 10) / 10) + " s");
+        continue;
+      }
+    }
+    return [true, ""];
+  }
+  return [false, why.join("; ")];
+}
+
+// Every video and audio element of the page, in shadow roots and frames of this site.
+function ngDeepMedia() {
+  const out = [];
+  for (const scope of ngScopes(document, [])) {
+    out.push(...scope.querySelectorAll("video, audio"));
+  }
+  return out;
+}
+
 function evaluate(first) {
   let unseen = false;  // a check failed that a closed root declared in the HTML could hold
   let bodyText = null;
@@ -98,6 +153,7 @@ function evaluate(first) {
       const p = check.params;
       let ok = false;
       let err = "";
+      let failed = false;
       try {
         switch (check.type) {
           case "url": {
@@ -115,10 +171,13 @@ function evaluate(first) {
           }
           case "element": {
             const where = ngFind(p.by, p.selector);
-            const found = where.found;
-            if (p.visible === false || p.check_visibility === false) ok = found.length > 0;
-            else if (p.check_visibility === true) ok = found.some(inViewport);
-            else ok = found.some(isVisible);
+            let found = where.found;
+            if (p.text !== undefined) {
+              found = found.filter((el) => (el.innerText || el.textContent || "").includes(p.text));
+            }
+            if (p.visible === false || p.check_visibility === false) ok = counted(found, p);
+            else if (p.check_visibility === true) ok = counted(found.filter(inViewport), p);
+            else ok = counted(found.filter(isVisible), p);
             if (where.far !== undefined) {
               far.push(c);
               err = "inside a frame of another origin (link " + (where.far + 1) + ")";
@@ -152,6 +211,18 @@ function evaluate(first) {
             ok = Boolean(fn());
             break;
           }
+          case "role": {
+            // by role and name, as users perceive the page (roles.js; a11y.js computes
+            // roles and names as browsers do): not drawn, aria-hidden and inert parts
+            // are not there
+            const found = ngByRole(p);
+            ok = counted(found, p);
+            if (!ok) err = found.length ? found.length + " found" : "not found";
+            break;
+          }
+          case "media":
+            [ok, err] = mediaHolds(p, doc);
+            break;
           case "always_true":  // NetGent's newer engine: a state that applies anywhere
             ok = true;
             break;
@@ -160,10 +231,16 @@ function evaluate(first) {
         }
       } catch (e) {
         ok = false;
+        failed = true;  // a check that cannot be evaluated holds negated neither
         err = String(e && e.message || e);
       }
+      const farHere = far[far.length - 1] === c;
+      if (p.negate === true && !farHere && !failed) {  // WebDriver negates what it looks at
+        ok = !ok;
+        err = ok ? "" : "holds, and the check says it must not";
+      }
       row.push(err ? [ok, err] : [ok]);
-      all = all && (ok || far[far.length - 1] === c);
+      all = all && (ok || farHere);
     }
     if (rows) results.push(row);
     const ex = options.exclude;

@@ -25,10 +25,23 @@ def script(name: str) -> str:
 
 
 @cache
-def checks_source() -> str:
+def checks_source(roles: bool = False) -> str:
     """The JavaScript of ``checks.js``, with the helpers of ``deep.js`` that reach into
-    shadow roots and frames."""
+    shadow roots and frames; with ``roles``, also what ``role`` and ``media`` checks stand
+    on (``a11y.js``, ``roles.js``: some 60 KB more to parse, sent only when a state uses
+    them)."""
+    if roles:
+        return script("deep.js") + script("a11y.js") + script("roles.js") + script("checks.js")
     return script("deep.js") + script("checks.js")
+
+
+ROLE_CHECKS = frozenset({"role", "media"})
+"""The check types ``checks.js`` evaluates with ``roles.js``."""
+
+
+def uses_roles(states: list[dict[str, Any]]) -> bool:
+    """Whether any check of ``states`` needs ``roles.js``."""
+    return any(c.get("type") in ROLE_CHECKS for s in states for c in s.get("checks", ()))
 
 
 @dataclass
@@ -94,7 +107,7 @@ def evaluate(
     handed = _handed.get(driver)
     try:
         raw = driver.execute_async_script(
-            checks_source(),
+            checks_source(uses_roles(states)),
             states,
             {
                 "exclude": exclude,
@@ -206,17 +219,31 @@ def _far_check(chain: Chain, check: dict[str, Any]) -> tuple[bool, str]:
     params = check["params"]
     try:
         if check["type"] == "text":
-            return _far_text(chain, str(params["text"]))
-        found = chain.find(params.get("by", "css selector"), str(params["selector"]))
+            ok, why = _far_text(chain, str(params["text"]))
+        else:
+            ok, why = _far_element(chain, params)
     except WebDriverException as exc:
         if browser_gone(exc):
             raise
-        return False, _line(exc)
-    if params.get("visible") is False or params.get("check_visibility") is False:
-        return bool(found), "" if found else "not found"
-    if any(e.is_displayed() for e in found):
-        return True, ""
-    return False, "present but not visible" if found else "not found"
+        return False, _line(exc)  # a check that cannot be evaluated holds negated neither
+    if params.get("negate") is True:
+        return (not ok), ("" if not ok else "holds, and the check says it must not")
+    return ok, why
+
+
+def _far_element(chain: Chain, params: dict[str, Any]) -> tuple[bool, str]:
+    """An element check in frames of another origin (its ``text``, ``count`` and
+    ``at_least`` as ``checks.js`` reads them)."""
+    found = chain.find(params.get("by", "css selector"), str(params["selector"]))
+    if "text" in params:
+        found = [e for e in found if str(params["text"]) in (e.text or "")]
+    if not (params.get("visible") is False or params.get("check_visibility") is False):
+        found = [e for e in found if e.is_displayed()]
+    if "count" in params:
+        ok = len(found) == int(float(params["count"]))
+    else:
+        ok = len(found) >= int(float(params.get("at_least", 1)))
+    return ok, "" if ok else f"{len(found)} found"
 
 
 TOP_URL = "try { return top.location.href; } catch (e) { return ''; }"

@@ -333,6 +333,11 @@ def repository_yaml(name: str, states: Sequence[Any], source: Path, data: Any = 
 
 
 def _check_words(check: Any) -> str:
+    said = _check_said(check)
+    return f"It is not so that {said[0].lower()}{said[1:]}" if check.params.get("negate") else said
+
+
+def _check_said(check: Any) -> str:
     p = check.params
     from ..browser.session import START_PAGES
 
@@ -349,12 +354,16 @@ def _check_words(check: Any) -> str:
         return f"The page title contains '{p['title']}'"
     if check.type == "always_true":
         return "Always"
+    if check.type in ("role", "media"):
+        return f"The page shows {check.describe()}"
     return f"The script `{p['script']}` is true"
 
 
 def _action_words(action: Any) -> str:
     p = action.params
-    if "selector" in p:
+    if "role" in p:
+        where = f"the {p['role']}" + (f" '{p['name']}'" if "name" in p else "")
+    elif "selector" in p:
         where = f"the element {p.get('by', 'css selector')} '{p['selector']}'"
     elif "x" in p:
         where = f"the point ({p['x']}, {p['y']})"
@@ -372,6 +381,7 @@ def _action_words(action: Any) -> str:
         "scroll_to": lambda: f"Scroll to {where}",
         "move": lambda: f"Move the pointer to {where}",
         "hover": lambda: f"Hover over {where}",
+        "set_value": lambda: f"Set {where} to {p['value']}",
         "wait": lambda: f"Wait {p['seconds']} seconds",
         "start_stats_logging": lambda: (
             "Log video stats every "

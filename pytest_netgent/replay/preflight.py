@@ -129,6 +129,13 @@ def _parts(states: list[State], values: Mapping[str, Any]) -> Iterator[_Part]:
                 yield _Part(where, f"its pattern {text!r}", "pattern", str(filled[check.type]))
             elif check.type == "script":
                 yield _Part(where, "its script", "script", str(filled["script"]))
+            elif check.type == "role":
+                for name, how in (("name", "match"), ("value", "value_match")):
+                    if p.get(how) == "pattern" and name in p:
+                        what = f"its {name} pattern {p[name]!r}"
+                        yield _Part(where, what, "pattern", str(filled[name]))
+            elif check.type == "media" and "selector" in p:
+                yield from _selector(where, "css selector", p["selector"], filled["selector"])
         for number, action in enumerate(state.actions, 1):
             where = f"state {state.name!r}: action {number} ({action.type})"
             p, filled = action.params, substitute(action.params, values)

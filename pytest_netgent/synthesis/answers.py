@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -27,6 +27,8 @@ from .observation import Observation, ObservedElement
 from .words import GENERIC_NOUNS, KEY_NAMES, key_name, tokens
 
 REASONING = Field("", max_length=300)
+
+_Seconds = Annotated[float, Field(ge=0, le=60)]
 
 ELEMENT_ACTIONS = ("click", "hover", "scroll_to", "play_video")
 """Agent actions on one element and nothing else."""
@@ -43,7 +45,8 @@ _PARAMS: dict[str, dict[str, Any]] = {
         "times": (int, Field(1, ge=1, le=20)),
     },
     "navigate": {"url": (str, ...)},
-    "wait": {"seconds": (float, Field(ge=0, le=60))},
+    "set_value": {"value": (float | str, ...)},
+    "wait": {"seconds": (_Seconds, ...)},
     "go_back": {},
     "start_video_sampling": {"interval": (float, Field(1.0, gt=0, le=60))},
     "stop_video_sampling": {},
@@ -64,7 +67,7 @@ _PARAMS: dict[str, dict[str, Any]] = {
 AGENT_ACTIONS = (*ELEMENT_ACTIONS, *_PARAMS)
 """Every action the web agent may choose."""
 
-ON_ELEMENT = {*ELEMENT_ACTIONS, "type", "select"}
+ON_ELEMENT = {*ELEMENT_ACTIONS, "type", "select", "set_value"}
 """Agent actions that act on one element (``mmid``)."""
 
 
@@ -110,6 +113,9 @@ def action_answer(
             fields["text"] = (Literal[tuple(texts)], ...)
         if name == "press_key" and keys:
             fields["key"] = (Literal[keys], ...)
+        filled = [t for t in texts or () if PLACEHOLDER.fullmatch(t)]
+        if name == "wait" and filled:  # "Wait {seconds} seconds": the item's value
+            fields["seconds"] = (_Seconds | Literal[tuple(filled)], ...)
         variants.append(create_model(f"Do_{name}", __base__=_Strict, **fields))
     step: Any = variants[0] if len(variants) == 1 else _union(variants)
     return create_model(
@@ -144,12 +150,23 @@ def action_output(answer: BaseModel) -> ActionOutput:
 
 def targets(page: Observation) -> dict[str, list[int]]:
     """The elements each agent action may act on: ``type`` the fields that take text,
-    ``select`` the lists, ``play_video`` the videos, the others any element."""
+    ``select`` the lists, comboboxes and menu buttons, ``set_value`` the sliders and
+    number fields, ``play_video`` the videos, the others any element."""
     every = [e.mmid for e in page.elements]
     kinds = {e.mmid: element_kind(e) for e in page.elements}
     out = {name: every for name in ON_ELEMENT}
     out["type"] = [m for m in every if kinds[m] == "text"]
-    out["select"] = [m for m in every if kinds[m] == "select"]
+    out["select"] = [
+        e.mmid for e in page.elements
+        if kinds[e.mmid] == "select" or e.role == "menu" or e.attrs.get("aria-haspopup")
+        not in (None, "", "false")
+    ]  # fmt: skip
+    out["set_value"] = [
+        e.mmid
+        for e in page.elements
+        if e.role in ("slider", "spinbutton")
+        or (e.tag == "input" and e.attrs.get("type", "").lower() in ("range", "number"))
+    ]
     out["play_video"] = [e.mmid for e in page.elements if e.tag == "video"]
     return out
 
@@ -172,6 +189,11 @@ _VERBS: dict[str, tuple[str, ...]] = {
     "choose": ("select", "click"),
     "scroll": ("scroll", "scroll_to"),
     "hover": ("hover",),
+    "set": ("set_value", "type"),
+    "drag": ("set_value",),
+    "slide": ("set_value",),
+    "move": ("set_value", "hover"),
+    "adjust": ("set_value",),
     "wait": ("wait", "wait_for_text"),
 }
 """Leading verbs of an instruction, and the agent actions each may be carried out by (a
@@ -184,12 +206,41 @@ _AS_KEYS = {k: k for k in KEYS} | {"Return": "Enter", "Esc": "Escape"}
 _CLAUSES = re.compile(r",|;|\band then\b|\bthen\b|\band\b", re.I)
 
 
-def instructed(instruction: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The agent actions ``instruction`` may be carried out by, and the keys it may
-    press: when every clause begins with a verb of its own ("Type {query} and press
-    Enter"), only those verbs' actions (and ``terminate``), and a key that follows
-    "press" is the only key ("Press Enter" is not a click on a product); otherwise every
-    action (an instruction that names a goal, "Log in as {user}", leaves the way open)."""
+Ranked = tuple[tuple[str, ...], tuple[str, ...]]
+"""Actions and keys, likeliest first."""
+
+
+def instructed(instruction: str) -> Ranked:
+    """The agent actions for ``instruction``, likeliest first, and the keys it may press,
+    likeliest first. When every clause begins with a verb of its own ("Type {query} and
+    press Enter"), those verbs' actions come first (and a key that follows "press" is the
+    first key: "Press Enter" is not a click on a product); every other action follows,
+    ranked after them, never refused: "Type {body} into the new paragraph" may need a
+    click on the paragraph first. An instruction that names a goal ("Log in as {user}")
+    leaves the order as it is."""
+    return _ranked(*_verbs(instruction))
+
+
+def suggested(instruction: str) -> str:
+    """The actions the instruction's verbs name, as the prompt suggests them."""
+    actions, keys = _verbs(instruction)
+    if not actions:
+        return "(any: the instruction names a goal, not the way)"
+    out = ", ".join(a for a in actions if a != "terminate")
+    return out + (f" (keys: {', '.join(keys)})" if keys and len(keys) < len(KEYS) else "")
+
+
+def _ranked(
+    actions: tuple[str, ...], keys: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if not actions:
+        return AGENT_ACTIONS, ()
+    rest = tuple(a for a in AGENT_ACTIONS if a not in actions)
+    return (*actions, *rest), (*keys, *(k for k in KEYS if k not in keys))
+
+
+def _verbs(instruction: str) -> Ranked:
+    """The actions and keys the verbs of ``instruction`` name (none: it names a goal)."""
     actions: list[str] = []
     keys: list[str] = []
     unquoted = re.sub(r"""(["“‘]).*?["”’]|'[^']*'(?!\w)""", "it", instruction)
@@ -199,7 +250,7 @@ def instructed(instruction: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             continue
         verb = _VERBS.get(words[0])
         if verb is None:
-            return AGENT_ACTIONS, ()
+            return (), ()
         # "Press Enter", "Press the Enter key", as the builtin rules read a key
         pressed = re.fullmatch(rf"\w+(?: the)? ({KEY_NAMES})(?: keys?)?", " ".join(words))
         key = _AS_KEYS.get(key_name(pressed[1])) if pressed and "press_key" in verb else None
@@ -210,7 +261,7 @@ def instructed(instruction: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             actions += verb
             keys += [] if "press_key" not in verb else list(KEYS)
     if not actions:
-        return AGENT_ACTIONS, ()
+        return (), ()
     return (*dict.fromkeys([*actions, "terminate"]),), (*dict.fromkeys(keys),)
 
 
@@ -250,8 +301,6 @@ def instruction_answer(
         searches = {e.mmid for e in page.elements if search_field(e)}
         offered["type"] = [m for m in offered["type"] if m not in searches]
     actions, keys = instructed(instruction)
-    if "type" in actions and not offered["type"] and "click" not in actions:
-        actions += ("click",)
     return action_answer(offered, actions, typed_texts(instruction), keys)
 
 

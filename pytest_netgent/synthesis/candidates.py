@@ -8,10 +8,13 @@ stand for every word of every trigger.
 
 from __future__ import annotations
 
+import re
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..workflow.automaton import Check
 from ..workflow.spec import StateSpec
+from ..workflow.vocabulary import ROLES, STATES
 from . import Context, Unresolved
 from .elements import locator
 from .grounding import Grounding, element_of, ground
@@ -73,6 +76,8 @@ def candidate_checks(ctx: Context, page: Observation, said: str = "") -> dict[st
         loc = locator(el)
         loc.pop("index", None)
         out.append(Check(type="element", params=loc))
+    out += _query_candidates(page, ctx)
+    out += _model_candidates(page, said)
     for quoted in QUOTED.finditer(said):
         # a text the state's own words quote, where the page shows it ("The page says
         # 'Pick a tab'"): the check that stands for it
@@ -85,3 +90,63 @@ def candidate_checks(ctx: Context, page: Observation, said: str = "") -> dict[st
         if check not in unique and varies_with(check.params, ctx, said) is None:
             unique.append(check)
     return {f"c{i}": c for i, c in enumerate(unique, 1)}
+
+
+def _query_candidates(page: Observation, ctx: Context) -> list[Check]:
+    """``url`` contains each of the address's query parameters (``q={query}``): a search
+    results page whatever else its address holds."""
+    query = urlsplit(page.url).query
+    out = []
+    for pair in query.split("&")[:4] if query else []:
+        if "=" in pair and pair.split("=", 1)[1]:
+            out.append(
+                Check(type="url", params={"url": templatise(pair, ctx), "match": "contains"})
+            )
+    return out
+
+
+MOST_MODEL_CANDIDATES = 40
+"""Most checks offered from the page model (role and media checks)."""
+
+_SAID_ROLES = {"dialog", "alertdialog", "alert", "status", "progressbar", "video", "audio"}
+"""Roles a trigger may say are gone ("the dialog is closed"): offered negated when absent."""
+
+
+def _model_candidates(page: Observation, said: str) -> list[Check]:
+    """Role and media checks that hold on ``page`` as its users perceive it (the page
+    model): each named element by role and name, with its states and value when it has
+    them; the count of a list's items; each video's playback; and, for a role the state's
+    words name that the page does not show, its absence."""
+    out: list[Check] = []
+    entries = page.aria
+    seen_roles = {str(e.get("role")) for e in entries}
+    words = set(re.findall(r"[a-z]+", said.lower()))
+    for e in entries:
+        role, name = str(e.get("role", "")), str(e.get("name", ""))
+        if role in ("text", "generic", "iframe", "none") or not name or role not in ROLES:
+            continue
+        base: dict[str, Any] = {"role": role, "name": name[:120]}
+        out.append(Check(type="role", params=base))
+        states = [s for s in e.get("states", []) if s in STATES and s != "focused"]
+        if states:
+            out.append(Check(type="role", params={**base, "state": states}))
+        if e.get("value") and e.get("editable") != "richtext":
+            out.append(Check(type="role", params={**base, "value": str(e["value"])[:120]}))
+    counts: dict[str, int] = {}
+    for e in entries:
+        if e.get("role") in ("listitem", "row", "option", "article"):
+            counts[str(e["role"])] = counts.get(str(e["role"]), 0) + 1
+    for role, count in counts.items():
+        if count > 1:
+            out.append(Check(type="role", params={"role": role, "at_least": count}))
+    for e in entries:
+        media = e.get("media")
+        if isinstance(media, dict):
+            state = "playing" if media.get("playing") else "paused" if media.get("paused") else ""
+            if state:
+                out.append(Check(type="media", params={"state": state}))
+            if media.get("height"):
+                out.append(Check(type="media", params={"min_height": int(media["height"])}))
+    for role in sorted(_SAID_ROLES & words - seen_roles):
+        out.append(Check(type="role", params={"role": role, "negate": True}))
+    return out[:MOST_MODEL_CANDIDATES]

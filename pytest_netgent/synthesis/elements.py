@@ -5,6 +5,7 @@ check or action keeps for it."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..workflow.automaton import ACTION_PARAMS, Action
 from . import Context, NotOnPage, Unresolved
@@ -234,9 +235,28 @@ def with_alternatives(action: Action, page: Observation, ctx: Context) -> Action
         and ctx.redact(s.selector) == s.selector
         and varies_with({"selector": s.selector}, ctx) is None
     ][:MAX_ALTERNATIVES]
+    named = with_role(params, el, page, ctx)
     if not others:
-        return action
-    return action.model_copy(update={"params": {**params, "alternatives": others}})
+        return action if named is params else action.model_copy(update={"params": named})
+    return action.model_copy(update={"params": {**named, "alternatives": others}})
+
+
+def with_role(
+    params: dict[str, Any], el: ObservedElement, page: Observation, ctx: Context
+) -> dict[str, Any]:
+    """``params`` with ``el``'s role and accessible name (the page model's, as replay will
+    compute them) put first, when no other element of the page has both: replay finds it
+    so, its selector kept as the fallback, and a cosmetic change of ids and classes does
+    not lose it. Not for a name that carries a parameter's value or a secret."""
+    entries = [e for e in page.aria if e.get("role") and e.get("name")]
+    mine = next((e for e in entries if e.get("mmid") == el.mmid), None)
+    if mine is None or mine["role"] in ("text", "iframe", "generic"):
+        return params
+    same = [e for e in entries if (e["role"], e["name"]) == (mine["role"], mine["name"])]
+    name = str(mine["name"])
+    if len(same) != 1 or ctx.redact(name) != name or varies_with({"name": name}, ctx) is not None:
+        return params
+    return {"role": mine["role"], "name": name, **params}
 
 
 def previously(ctx: Context) -> str:

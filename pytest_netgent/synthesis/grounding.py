@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote as url_unquote
 
 from ..browser.session import START_PAGES
@@ -185,9 +186,66 @@ class Grounding:
 
 
 def covered(check: Check, page: Observation) -> set[str]:
-    """The canonical words ``check`` stands for on ``page`` (see the module's doc)."""
+    """The canonical words ``check`` stands for on ``page`` (see the module's doc); a
+    negated check for the words of a negation too, and a count for its number."""
+    out = _covered(check, page)
+    p = check.params
+    if p.get("negate") is True:
+        out |= _vocabulary()["negation"]
+    for key, words in (("count", "exactly only"), ("at_least", "least")):
+        if key in p:
+            out |= _tokens(f"{p[key]} {words} {_NUMBER_WORDS.get(str(p[key]), '')}")
+    return out
+
+
+_NUMBER_WORDS: dict[str, str] = {
+    str(n): word
+    for n, word in enumerate(("no", "one", "two", "three", "four", "five", "six", "seven",
+                              "eight", "nine", "ten"))
+}  # fmt: skip
+"""A count's number as a trigger may spell it."""
+
+STATE_WORDS = {
+    "checked": "checked ticked", "unchecked": "unchecked unticked", "mixed": "mixed",
+    "selected": "selected current", "unselected": "unselected", "expanded": "expanded open",
+    "collapsed": "collapsed closed", "pressed": "pressed on", "unpressed": "unpressed off",
+    "disabled": "disabled greyed", "enabled": "enabled", "focused": "focused",
+    "busy": "busy loading", "required": "required", "readonly": "readonly read-only",
+    "modal": "modal", "invalid": "invalid error",
+    "playing": "playing plays", "paused": "paused", "ended": "ended finished",
+    "buffering": "buffering loading",
+}  # fmt: skip
+"""The words each state of a role or media check stands for."""
+
+
+def _role_words(p: dict[str, Any]) -> set[str]:
+    """What a role check stands for: its role's kind, its name, states, value, text and
+    region."""
+    role = str(p.get("role", ""))
+    out = _tokens(role) | _kind_words(ROLE_KINDS.get(role, ""))
+    states = p.get("state") or []
+    for state in [states] if isinstance(states, str) else states:
+        out |= _tokens(STATE_WORDS.get(state, state))
+    for key in ("name", "value", "within"):
+        if key in p:
+            out |= _tokens(str(p[key]))
+    if "text" in p:
+        out |= _tokens(str(p["text"])) | _vocabulary()["text"]
+    return out
+
+
+def _covered(check: Check, page: Observation) -> set[str]:
     vocabulary = _vocabulary()
     p = check.params
+    if check.type == "role":
+        return _role_words(p)
+    if check.type == "media":
+        out = _kind_words("video", "audio") | _tokens(STATE_WORDS.get(p.get("state", ""), ""))
+        if "min_height" in p:
+            out |= _tokens(f"{p['min_height']} height high resolution quality")
+        if "advanced" in p:
+            out |= _tokens(f"{p['advanced']} advancing advances playing plays seconds")
+        return out
     if check.type == "url":
         url = str(p.get("url", "")).replace("{base_url}", " ")
         out = _tokens(url) | vocabulary["url"]
@@ -214,6 +272,8 @@ def covered(check: Check, page: Observation) -> set[str]:
         element = element_of(check, page)
         if element is not None:
             out |= element_words(element)
+        if "text" in p:
+            out |= _tokens(str(p["text"])) | vocabulary["text"]
         return out
     return set()  # a script says nothing by itself: the reading that wrote it vouches
 

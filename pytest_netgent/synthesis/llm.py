@@ -37,6 +37,7 @@ from .answers import (
     relevant,
     secret_into_search,
     state_answer,
+    suggested,
     trigger_answer,
 )
 from .candidates import candidate_checks, listing, short_of
@@ -210,6 +211,7 @@ class LLMSynthesiser:
             values=values or "(none)",
             state=state.name,
             instruction=instruction,
+            suggested=suggested(instruction),
             done=format_context(Toolcall(name=a.type, args=a.params) for a in done) or "(none yet)",
             failed="\n".join(f"- {ctx.redact(f)}" for f in ctx.failed[-3:]) or "(none)",
             before=previously(ctx),

@@ -13,6 +13,7 @@ already ran is not taken again on less while the page may still settle
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..workflow.automaton import Check
@@ -173,18 +174,26 @@ def holds_on(check: Check, page: Observation, ctx: Context) -> bool:
         k: PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), v) if isinstance(v, str) else v
         for k, v in check.params.items()
     }
-    if check.type == "url":
+    said = _said(check.type, p, page)
+    if said is None:
+        return True  # elements were resolved on this very page
+    return not said if p.get("negate") is True else said
+
+
+def _said(kind: str, p: dict[str, Any], page: Observation) -> bool | None:
+    """Whether a URL, title or text check holds on ``page`` as read (None: another kind)."""
+    if kind == "url":
         url, href, match = str(p["url"]), page.url, str(p.get("match", "exact"))
         if url == NETGENT_START_PAGE and match == "exact":
             return href in START_PAGES  # whichever start page the browser shows (checks.js)
         if p.get("ignore_query") is True and match != "pattern":
             url, href = url.split("?")[0], href.split("?")[0]
         return _compare(href, url, match)
-    if check.type == "title":
+    if kind == "title":
         return _compare(page.title, str(p["title"]), str(p.get("match", "contains")))
-    if check.type == "text":
+    if kind == "text":
         return str(p["text"]) in page.text
-    return True  # elements were resolved on this very page
+    return None
 
 
 def _compare(actual: str, expected: str, match: str) -> bool:

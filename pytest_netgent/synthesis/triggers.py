@@ -23,6 +23,7 @@ from .elements import heading_for, locate, locator, resolve
 from .grounding import ground, names_only, shown_words
 from .media import NoMedia, media_trigger
 from .observation import Observation, ObservedElement, Selector
+from .perceived import NotShown, perceived_trigger
 from .statuses import OtherStatus, status_trigger
 from .words import (
     SHOWN,
@@ -84,6 +85,10 @@ class TriggerReader:
                 return [check]  # these readings parse the whole sentence: nothing is left
         except (NoMedia, WrongCount, OtherStatus) as exc:
             raise NotHolding(str(exc)) from None
+        if page.aria and (perceived := self._perceived(text, page)) is not None:
+            checks, granted = [perceived[0]], perceived[1]
+            if ground(text, checks, page, granted=granted, values=check_values(ctx)).whole:
+                return checks
         for parse in (self._address_trigger, self._words_trigger, self._element_trigger):
             if (reading := parse(ctx, page, text)) is not None:
                 checks, granted = reading if isinstance(reading, tuple) else (reading, set())
@@ -239,6 +244,17 @@ class TriggerReader:
         ):
             return [self._text(ctx, page, m[1])]
         return None
+
+    @staticmethod
+    def _perceived(text: str, page: Observation) -> tuple[Check, set[str]] | None:
+        """An element's state or value as the page model reads it (:mod:`.perceived`);
+        None where that reading does not apply (the attribute readings may)."""
+        try:
+            return perceived_trigger(text, page)
+        except NotShown as exc:
+            raise NotHolding(exc.reason) from None
+        except Unresolved:
+            return None
 
     def _element_trigger(
         self, ctx: Context, page: Observation, text: str

@@ -7,293 +7,60 @@ Field names follow NetGent's state repository (``name``, ``checks``, ``actions``
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
-import re
-from collections.abc import Iterable
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .netgent_formats import legacy_action, legacy_check, repository_states
-
-FORMAT = 1
-"""Version of the cache document written by this package."""
-
-BY_VALUES = (
-    "css selector",
-    "xpath",
-    "id",
-    "name",
-    "class name",
-    "tag name",
-    "link text",
-    "partial link text",
+from .vocabulary import (
+    ACTION_PARAMS,
+    ACTION_TYPES,
+    CHECK_PARAMS,
+    CHECK_TYPED,
+    CHECK_TYPES,
+    CSS_ONLY,
+    FORMAT_2_CHECKS,
+    LOCATED,
+    SELECTOR_CHAIN,
+    ActionText,
+    ActionType,
+    check_schema,
+    typed_params,
+    validate_params,
 )
 
-_TARGET = ("by", "selector", "index", "alternatives")
-_POINT = ("x", "y")
-
-CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "url": (("url",), ("match", "ignore_query")),
-    "element": (("by", "selector"), ("visible", "check_visibility", "timeout")),
-    "text": (("text",), ("check_visibility", "timeout")),
-    "title": (("title",), ("match",)),
-    "script": (("script",), ()),
-    "always_true": ((), ()),
-}
-"""Each check type's ``(required, optional)`` parameters; NetGent's names included
-(``check_visibility``, ``timeout``). The engine's meaning of each is in the docs'
-"Coming from NetGent" table (docs/netgent.md) and in ``browser/checks.js``."""
-
-ActionType = Literal[
-    "navigate",
-    "click",
-    "type",
-    "press_key",
-    "scroll",
-    "scroll_to",
-    "hover",
-    "move",
-    "select",
-    "wait",
-    "switch_tab",
-    "go_back",
-    "start_video_sampling",
-    "stop_video_sampling",
-    "start_stats_logging",
-    "stop_stats_logging",
-    "terminate",
-    "remember_tab",
-    "store_current_url",
-    "open_stored_url",
-    "click_first_text",
-    "click_accessible_name",
-    "wait_for_element",
-    "wait_for_text",
-    "start_webrtc_tracking",
-    "collect_webrtc_metrics",
-    "set_env_value",
-    "type_env",
-    "click_first",
-    "click_text_env",
-    "play_video",
-    "go_to_url",
+__all__ = [
+    "ACTION_PARAMS",
+    "ACTION_TYPES",
+    "CSS_ONLY",
+    "Action",
+    "ActionType",
+    "Automaton",
+    "Check",
+    "State",
+    "Synthesis",
+    "parse_automaton",
 ]
-"""Every action type a state may use: the one list, which the message models
-(:mod:`.messages`) and the action registry (``browser/actions.py``) follow."""
 
-ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "navigate": (("url",), ()),
-    "click": ((), (*_TARGET, *_POINT, "percentage")),
-    "type": (("text",), (*_TARGET, *_POINT, "clear")),
-    "press_key": (("key",), _TARGET),
-    "scroll": ((), ("direction", "amount", "times", "pixels", *_TARGET, *_POINT)),
-    "scroll_to": ((), (*_TARGET, *_POINT)),
-    "hover": ((), (*_TARGET, *_POINT, "percentage")),
-    "move": ((), (*_TARGET, *_POINT, "percentage")),
-    "select": (("by", "selector"), ("text", "value", "index", "alternatives")),
-    "wait": (("seconds",), ()),
-    "switch_tab": ((), ("index", "url", "title", "name")),
-    "go_back": ((), ()),
-    "start_video_sampling": ((), ("interval",)),
-    "stop_video_sampling": ((), ()),
-    "start_stats_logging": ((), ("out_path", "interval")),
-    "stop_stats_logging": ((), ()),
-    "terminate": ((), ("reason",)),
-    "remember_tab": (("name",), ()),
-    "store_current_url": (("name",), ("strip_query",)),
-    "open_stored_url": (("name",), ("suffix", "tab_name")),
-    "click_first_text": (("texts",), ("timeout",)),
-    "click_accessible_name": (("names",), ("timeout",)),
-    "wait_for_element": (("selector",), ("visible", "timeout")),
-    "wait_for_text": (("text",), ("visible", "timeout")),
-    "start_webrtc_tracking": ((), ()),
-    "collect_webrtc_metrics": (("out_path",), ()),
-    "set_env_value": (("env_var", "selectors"), ("timeout",)),
-    "type_env": (("env_var",), (*_TARGET, *_POINT, "clear")),
-    "click_first": (("selectors",), ("timeout",)),
-    "click_text_env": (("env_var",), ("timeout",)),
-    "play_video": ((), ("selector", "timeout")),
-    "go_to_url": (("url",), ("new_tab",)),
-}
-"""Each action type's ``(required, optional)`` parameters: the action registry
-(``browser/actions.py``), with NetGent's action and parameter names (``move``,
-``terminate``, ``start_stats_logging``, ``pixels``, ``percentage``, ``x``/``y``), and
-NetGent's newer ones (tabs by name, stored addresses, clicks by text or accessible name,
-waits, WebRTC metrics, environment values, ``play_video``)."""
-
-_Match = Literal["exact", "prefix", "contains", "pattern"] | None
-"""How a url or title check compares (``checks.js``); ``None``: the check's default."""
-
-
-class _Params(BaseModel):
-    """The types of some parameters (what :data:`CHECK_PARAMS` and :data:`ACTION_PARAMS`
-    name them); a value of another type is refused, never turned into one: a url check
-    whose ``url`` is ``5`` would only ever fail on the page, as if the UI had changed."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-
-class _UrlCheck(_Params):
-    url: str
-    match: _Match = None
-    ignore_query: bool | list[str] | None = None
-
-
-class _ElementCheck(_Params):
-    selector: str
-    visible: bool | None = None
-    check_visibility: bool | None = None
-
-
-class _TextCheck(_Params):
-    text: str
-    check_visibility: bool | None = None
-
-
-class _TitleCheck(_Params):
-    title: str
-    match: _Match = None
-
-
-class _ScriptCheck(_Params):
-    script: str
-
-
-class _ActionText(_Params):
-    """Text wherever an action has it: the address to open or match, the element's
-    selector."""
-
-    url: str | None = None
-    selector: str | None = None
-
-
-CHECK_TYPED: dict[str, type[_Params]] = {
-    "url": _UrlCheck,
-    "element": _ElementCheck,
-    "text": _TextCheck,
-    "title": _TitleCheck,
-    "script": _ScriptCheck,
-    "always_true": _Params,
-}
-"""The types of each check type's parameters (numbers: :data:`_NUMBERS`)."""
-assert set(CHECK_TYPED) == set(CHECK_PARAMS), "every check type has its types"
-
-
-ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
-"""Every action type a state may use, as a tuple."""
-assert set(ACTION_TYPES) == set(ACTION_PARAMS), "every action type has its parameters"
-
-CHECK_TYPES = tuple(CHECK_PARAMS)
-"""Every check type a state may use."""
-
-_LOCATED = {"click", "scroll_to", "hover", "move"}
-"""Actions that need an element (``by``/``selector``) or a point (``x``/``y``)."""
-
-CSS_ONLY = {"wait_for_element", "play_video"}
-"""Actions whose ``selector`` is always CSS (NetGent's): no ``by`` goes with it."""
-
-
-def _close(name: str, allowed: Iterable[str]) -> str:
-    match = difflib.get_close_matches(name, list(allowed), n=1)
-    return f"; did you mean {match[0]!r}?" if match else ""
-
-
-_NUMBERS = {
-    *("seconds", "interval", "pixels", "amount", "times", "x", "y", "percentage", "timeout"),
-    "index",  # an element's among the matches, an option's, a tab's
-}
-"""Parameters that are numbers wherever they appear."""
-
-
-def _number_or_placeholder(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    text = value.strip()
-    if re.fullmatch(r"\{\w+\}|%\w+%|\{\{\s*\w+\s*\}\}", text):
-        return True  # filled at run time
-    try:
-        number = float(text)
-    except ValueError:
-        return False
-    return number == number and abs(number) != float("inf")
-
-
-def _typed(kind: str, type_: str, params: dict[str, Any], model: type[_Params]) -> None:
-    """Parameters of the wrong type (a number for a ``url``, text for ``visible``), with
-    the type each needs."""
-    try:
-        model.model_validate(params)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        name = ".".join(str(p) for p in err["loc"])
-        raise ValueError(f"{type_} {kind}: {name}: {err['msg']}, got {err['input']!r}") from None
-
-
-def _validate(kind: str, type_: str, params: dict[str, Any], table: Any) -> None:
-    """Unknown types and parameters, missing ones and bad ``by`` values, with the names
-    that are allowed."""
-    if type_ not in table:
-        raise ValueError(
-            f"unknown {kind} type {type_!r}{_close(type_, table)} "
-            f"({kind} types: {', '.join(table)})"
-        )
-    required, optional = table[type_]
-    allowed = (*required, *optional)
-    for name in params:
-        if name not in allowed:
-            raise ValueError(
-                f"{type_} {kind}: unknown parameter {name!r}{_close(name, allowed)} "
-                f"({type_} takes {', '.join(allowed) or 'no parameters'})"
-            )
-    missing = [p for p in required if p not in params]
-    if missing:
-        raise ValueError(f"{type_} {kind} needs params {missing}")
-    for name in _NUMBERS.intersection(params):
-        value = params[name]
-        finite = isinstance(value, (int, float)) and value == value and abs(value) != float("inf")
-        if isinstance(value, bool) or not (finite or _number_or_placeholder(value)):
-            raise ValueError(
-                f"{type_} {kind}: {name} must be a number (or a {{placeholder}}), got {value!r}"
-            )
-    by = params.get("by")
-    if by is not None and by not in BY_VALUES:
-        raise ValueError(f"{type_} {kind}: unknown 'by' {by!r}; use one of {', '.join(BY_VALUES)}")
-    others = params.get("alternatives", [])
-    for other in others if isinstance(others, list) else [others]:
-        if not (isinstance(other, dict) and set(other) == {"by", "selector"}) or (
-            other["by"] not in BY_VALUES or not isinstance(other["selector"], str)
-        ):
-            raise ValueError(
-                f"{type_} {kind}: each of 'alternatives' is {{by, selector}} (other "
-                f"locators of the same element, tried when healing), got {other!r}"
-            )
-
-
-SELECTOR_CHAIN = (
-    "A 'selector' may name the shadow hosts and frames on the way to its element, joined "
-    "by ' >> ': 'ng-app >> ng-search >> input#q' (the input in ng-search's shadow root, "
-    "open or closed, in ng-app's), 'iframe#player >> button.play' (in the frame's "
-    "document, of this site or another). Each link is looked up in what the link before "
-    "it holds; links before the last are CSS selectors; the last uses 'by' (XPath only "
-    "outside shadow roots)."
-)
-"""How a selector reaches inside shadow roots and frames (see ``browser/chain.py``)."""
+FORMAT = 2
+"""The newest version of the cache document this package reads and writes. A file is
+written at the lowest version that holds it (:meth:`Automaton.needed_format`): a cache
+without this version's check types stays format 1, readable by earlier releases."""
 
 
 class Check(BaseModel):
     """One condition of a state's trigger, evaluated in the page."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=check_schema)
 
     type: str = Field(json_schema_extra={"enum": list(CHECK_TYPES)})
     params: dict[str, Any] = Field(default_factory=dict, description=SELECTOR_CHAIN)
 
     @model_validator(mode="after")
     def _required(self) -> Check:
-        _validate("check", self.type, self.params, CHECK_PARAMS)
-        _typed("check", self.type, self.params, CHECK_TYPED[self.type])
+        validate_params("check", self.type, self.params, CHECK_PARAMS)
+        typed_params("check", self.type, self.params, CHECK_TYPED[self.type])
         return self
 
     @property
@@ -304,7 +71,20 @@ class Check(BaseModel):
 
     def describe(self) -> str:
         """A one-line description for reports, with placeholders as written."""
+        said = self._described()
+        return f"not: {said}" if self.params.get("negate") is True else said
+
+    def _described(self) -> str:
         p = self.params
+        if self.type == "role":
+            return _role_described(p)
+        if self.type == "media":
+            parts = [p.get("selector", "video or audio"), p.get("state", "")]
+            if "min_height" in p:
+                parts.append(f"at least {p['min_height']} px high")
+            if "advanced" in p:
+                parts.append(f"advancing {p['advanced']} s")
+            return "media " + " ".join(str(x) for x in parts if x)
         if self.type == "url":
             return f"url {p.get('match', 'exact')} {p['url']!r}"
         if self.type == "element":
@@ -313,7 +93,9 @@ class Check(BaseModel):
                 vis = " (present, may be hidden)"
             elif p.get("check_visibility") is True:
                 vis = " (visible in the viewport)"
-            return f"element {p['by']}={p['selector']!r}{vis}"
+            return f"element {p['by']}={p['selector']!r}{vis}{_counted(p)}" + (
+                f" with text {p['text']!r}" if "text" in p else ""
+            )
         if self.type == "text":
             return f"text contains {p['text']!r}"
         if self.type == "title":
@@ -321,6 +103,38 @@ class Check(BaseModel):
         if self.type == "always_true":
             return "always true"
         return f"script {p['script']!r}"
+
+
+def _counted(p: dict[str, Any]) -> str:
+    if "count" in p:
+        return f" (exactly {p['count']})"
+    return f" (at least {p['at_least']})" if "at_least" in p else ""
+
+
+def _role_described(p: dict[str, Any]) -> str:
+    """``role button 'Apply' (disabled)``, as a role check reads."""
+    out = f"role {p['role']}"
+    if "name" in p:
+        how = p.get("match", "exact")
+        out += f" {p['name']!r}" if how == "exact" else f" named {how} {p['name']!r}"
+    states = p.get("state")
+    if states:
+        out += f" ({', '.join([states] if isinstance(states, str) else states)})"
+    if "value" in p:
+        out += f" value {p.get('value_match', 'exact')} {p['value']!r}"
+    if "text" in p:
+        out += f" with text {p['text']!r}"
+    if "within" in p:
+        out += f" within {p['within']!r}"
+    return out + _counted(p)
+
+
+def check_format(check: Check) -> int:
+    """The cache format a file holding ``check`` needs (1: any reader of the package)."""
+    p = check.params
+    if check.type in FORMAT_2_CHECKS or {"negate", "count", "at_least"} & set(p):
+        return 2
+    return 2 if check.type == "element" and "text" in p else 1
 
 
 class Action(BaseModel):
@@ -333,27 +147,46 @@ class Action(BaseModel):
 
     @model_validator(mode="after")
     def _required(self) -> Action:
-        _validate("action", self.type, self.params, ACTION_PARAMS)
-        _typed("action", self.type, self.params, _ActionText)
+        validate_params("action", self.type, self.params, ACTION_PARAMS)
+        typed_params("action", self.type, self.params, ActionText)
         p = self.params
-        if self.type in _LOCATED and "selector" not in p and not ("x" in p and "y" in p):
-            raise ValueError(f"{self.type} action needs 'by' and 'selector' (or 'x' and 'y')")
+        named = "selector" in p or "role" in p
+        if self.type in LOCATED and not named and not ("x" in p and "y" in p):
+            raise ValueError(
+                f"{self.type} action needs 'role' and 'name', or 'by' and 'selector' (or 'x' "
+                "and 'y')"
+            )
+        if self.type in ("select", "set_value") and not named:
+            raise ValueError(f"{self.type} action needs 'role' and 'name', or 'by' and 'selector'")
+        if self.by_role is False and ("within" in p or "name" in p):
+            raise ValueError(f"{self.type} action: 'name' and 'within' go with a 'role'")
         if "selector" in p and "by" not in p and self.type not in CSS_ONLY:
             raise ValueError(f"{self.type} action needs 'by' with 'selector'")
         return self
 
+    @property
+    def by_role(self) -> bool | None:
+        """Whether the action names its element by role (None: it names none that way)."""
+        if "role" not in ACTION_PARAMS[self.type][1]:
+            return None
+        return "role" in self.params
+
     def describe(self) -> str:
         """A one-line description for reports and timelines, placeholders unresolved."""
         p = self.params
+        target = ""
+        if self.by_role:
+            target = f" {p['role']}" + (f" {p['name']!r}" if "name" in p else "")
+            target += f" within {p['within']!r}" if "within" in p else ""
         if "selector" in p:
-            target = f" {p.get('by', 'css selector')}={p['selector']!r}"
-        elif "x" in p:
+            target += " or" if target else ""
+            target += f" {p.get('by', 'css selector')}={p['selector']!r}"
+        elif "x" in p and not target:
             target = f" at ({p['x']}, {p['y']})"
-        else:
-            target = ""
         if "index" in p and self.type != "select":
             target += f"[{p['index']}]"
         skip: tuple[str, ...] = ("by", "selector", "x", "y", "alternatives")
+        skip += ("role", "name", "within") if self.by_role is not None else ()
         skip += ("index",) if self.type != "select" else ()
         rest = {k: v for k, v in p.items() if k not in skip}
         args = " " + " ".join(f"{k}={v!r}" for k, v in rest.items()) if rest else ""
@@ -464,7 +297,7 @@ class Automaton(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    format: int = FORMAT
+    format: int = 1
     workflow: str = ""
     prompt_hash: str = ""
     window: str = ""
@@ -479,6 +312,23 @@ class Automaton(BaseModel):
         """Any of NetGent's file shapes (:mod:`.netgent_formats`): take its states."""
         return repository_states(data)
 
+    @model_validator(mode="after")
+    def _readable(self) -> Automaton:
+        if not isinstance(self.format, int) or not 1 <= self.format <= FORMAT:
+            raise ValueError(
+                f"format: {self.format!r} is written by a newer pytest-netgent (this one reads "
+                f"formats 1 to {FORMAT}): upgrade pytest-netgent, or record the workflow again"
+            )
+        return self
+
+    def needed_format(self) -> int:
+        """The lowest format that holds these states (see :data:`FORMAT`)."""
+        checks = (check_format(c) for s in self.states for c in s.checks)
+        actions = (
+            2 if a.type == "set_value" or a.by_role else 1 for s in self.states for a in s.actions
+        )
+        return max((*checks, *actions), default=1)
+
     def state(self, name: str) -> State | None:
         """The cached state named ``name``, if any."""
         return next((s for s in self.states if s.name == name), None)
@@ -491,6 +341,7 @@ class Automaton(BaseModel):
     def to_json(self) -> str:
         """The document as written to disk: stable key order, two-space indent."""
         data = self.model_dump(mode="json", exclude_none=True)
+        data["format"] = self.needed_format()
         if not data.get("window"):
             data.pop("window", None)
         for state in data["states"]:
