@@ -224,7 +224,7 @@ def test_triggers(page_at: Any, ctx: Context) -> None:
         {"type": "url", "params": {"url": "{base_url}/wiki/article/", "match": "prefix"}},
         {"type": "element", "params": {"by": "css selector", "selector": "#firstHeading"}},
     ]
-    with pytest.raises(Unresolved, match=r"is aria-pressed=false, not true"):
+    with pytest.raises(Unresolved, match=r"button 'Like' is not pressed"):
         triggers(article, "The Like button is pressed")  # parses, but does not hold now
     assert triggers(article, "The 'QUIC' heading is shown") == [
         {"type": "element", "params": {"by": "css selector", "selector": "#firstHeading"}}

