@@ -10,6 +10,7 @@ from pytest_netgent.synthesis import Context, NothingApplies, Unresolved
 from pytest_netgent.synthesis.builtin import BuiltinSynthesiser
 from pytest_netgent.synthesis.observation import Observation
 from pytest_netgent.synthesis.state_selection import holds_on
+from pytest_netgent.synthesis.triggers import NotHolding
 from pytest_netgent.synthesis.words import parse_target
 from pytest_netgent.workflow.automaton import Check
 from pytest_netgent.workflow.spec import StateSpec
@@ -424,3 +425,50 @@ def test_an_end_state_is_a_guess_on_a_page_no_action_changed() -> None:
     assert not end_guessed(ctx, changed, added, [added], made)
     literal = StateSpec(name="Shown", triggers=["The page says 'Username'"], end="ok")
     assert not end_guessed(ctx, skipped, literal, [literal], made)
+
+
+def test_a_trigger_of_several_sentences_is_read_clause_by_clause(
+    page_at: Any, ctx: Context
+) -> None:
+    reader = BuiltinSynthesiser()
+    login = page_at("/wiki/login")
+
+    def triggers(page: Observation, text: str) -> list[dict[str, Any]]:
+        state = StateSpec(name="S", triggers=[text])
+        return [c.model_dump() for c in reader.define_triggers(ctx, page, state)]
+
+    both = triggers(login, "A username field and a password field are shown")
+    assert both == triggers(login, "A username field is shown") + triggers(
+        login, "A password field is shown"
+    )
+    assert len(both) >= 2
+    said = triggers(login, "The page says 'Log in' and the password field is visible")
+    assert {"type": "text", "params": {"text": "Log in"}} in said
+    # one clause that does not read declines the whole trigger, with its own reason
+    with pytest.raises(Unresolved, match=r"trigger 'A username field and a purple unicorn are"):
+        triggers(login, "A username field and a purple unicorn are shown")
+    # one clause that does not hold: the state does not apply
+    with pytest.raises(NotHolding, match=r"Nothing here"):
+        triggers(login, "A username field is shown and the page says 'Nothing here'")
+
+
+def test_the_page_is_titled_reads_the_document_title(page_at: Any, ctx: Context) -> None:
+    reader = BuiltinSynthesiser()
+    login = page_at("/wiki/login")
+
+    def triggers(text: str) -> list[dict[str, Any]]:
+        state = StateSpec(name="S", triggers=[text])
+        return [c.model_dump() for c in reader.define_triggers(ctx, login, state)]
+
+    title = login.title
+    assert triggers(f"The page is titled {title}") == [
+        {"type": "title", "params": {"title": title, "match": "exact"}}
+    ]
+    # in the page's own letter case, a part of it as "contains"
+    first = title.split()[0]
+    assert triggers(f"The page is titled {first.upper()}") == [
+        {"type": "title", "params": {"title": first, "match": "contains"}}
+    ]
+    # a title the document does not hold is no title check
+    with pytest.raises(Unresolved):
+        triggers("The page is titled Purple unicorn emporium")

@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 from fixtures import goals
-from pytest_netgent.workflow.spec import LoadedWorkflow, ScenarioDocument, load_documents
+from pytest_netgent.workflow.spec import (
+    BadDocument,
+    LoadedWorkflow,
+    ScenarioDocument,
+    load_documents,
+)
 
 from .helpers import SEARCH_STATES, SEARCH_WORKFLOW, Project, element, headless_chromium
 
@@ -34,12 +39,31 @@ class _Item:
         self.params = params
 
 
+def written_blind(folder: Path) -> bool:
+    """A corpus folder whose workflows were written blind and are kept as written: a
+    document of theirs that the product refuses fails its own item (tests/test_corpus.py)."""
+    return folder.parent.name == "corpus" and not (folder / "__netgent__").is_dir()
+
+
+def refused(folder: Path) -> set[str]:
+    """The names of ``folder``'s documents that do not load as workflows."""
+    return {
+        doc.name
+        for path in sorted(folder.glob("*.netgent.yaml"))
+        for doc in load_documents(path)
+        if isinstance(doc, BadDocument)
+    }
+
+
 def workflows(folder: Path) -> Iterator[tuple[LoadedWorkflow, str, dict[str, Any]]]:
     """Every workflow item of ``folder``: its workflow, parameter id and parameters
-    (scenarios left out: their members run without the goal hook)."""
+    (scenarios left out: their members run without the goal hook; a document refused
+    left out where workflows are kept as written blind)."""
     for path in sorted(folder.glob("*.netgent.yaml")):
         for doc in load_documents(path):
             if isinstance(doc, ScenarioDocument):
+                continue
+            if isinstance(doc, BadDocument) and written_blind(folder):
                 continue
             assert isinstance(doc, LoadedWorkflow), f"{path}: {doc}"
             for param_id, values in doc.workflow.parameter_sets():
@@ -57,7 +81,8 @@ def test_every_workflow_has_a_goal_and_every_goal_a_workflow() -> None:
             continue
         assert (folder / goals.GOALS_FILE).is_file(), f"{where} has no {goals.GOALS_FILE}"
         table = goals.load_goals(folder / goals.GOALS_FILE)
-        keys = set()
+        keys = refused(folder)  # their goals stay: they judge the file once it loads
+        keys |= {f"{name}[" for name in keys}
         for loaded, param_id, values in found:
             name = loaded.workflow.name
             keys |= {name, f"{name}[{param_id}]"}
@@ -65,7 +90,8 @@ def test_every_workflow_has_a_goal_and_every_goal_a_workflow() -> None:
             assert goal is not None, f"{where}: no goal for {name}[{param_id}]"
             assert goal.url and goal.texts, f"{where}: {name}: a goal names its URL and texts"
             items += 1
-        assert not set(table) - keys, f"{where}: goals of no workflow: {set(table) - keys}"
+        orphans = {k for k in table if k not in keys and k.split("[")[0] + "[" not in keys}
+        assert not orphans, f"{where}: goals of no workflow: {orphans}"
     assert items >= 40
 
 

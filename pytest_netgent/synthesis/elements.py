@@ -70,6 +70,8 @@ def _role_fit(target: Target, el: ObservedElement) -> float:
     kind = element_kind(el)
     if not target.role:
         return 0.0
+    if target.role == el.role and target.role not in ("button", "link"):
+        return 20.0  # "the Catalogue tab": the element the page calls a tab, over a button
     if target.role == kind or (target.role == "button" and kind == "link" and el.role):
         return 15.0
     if target.role == "text" and kind != "text":

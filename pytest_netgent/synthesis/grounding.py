@@ -336,9 +336,8 @@ def ground(
     filled = [_filled(c, values or {}) for c in checks]
     said = _tokens(trigger)
     by_check = []
-    quoted = _quoted(_filled_text(trigger, values or {}))
     for check, full in zip(checks, filled, strict=True):
-        words = covered(full, page) | _heading_of(full, page) | _quoted_in(full, quoted)
+        words = covered(full, page) | _heading_of(full, page) | _own_words(full)
         if check.type in ("url", "title") and said & vocabulary[check.type]:
             words |= vocabulary["predicates"]  # "the URL ends with", "the title contains"
         by_check.append((check, words))
@@ -406,29 +405,13 @@ def _filled(check: Check, values: dict[str, str]) -> Check:
     return Check.model_construct(type=check.type, params=params)
 
 
-_QUOTED = re.compile(r"""(?:(?<=\s)|^)(?:"([^"]+)"|“([^”]+)”|'([^']+)'|‘([^’]+)’)(?=[\s.,;:]|$)""")
-
-
-def _quoted(trigger: str) -> list[str]:
-    """The quoted spans of ``trigger`` ("The page says 'Sign in to Wagtail'")."""
-    return [next(g for g in m.groups() if g) for m in _QUOTED.finditer(trigger)]
-
-
-def _filled_text(text: str, values: dict[str, str]) -> str:
-    return PLACEHOLDER.sub(lambda m: str(values.get(m[1], m[0])), text) if values else text
-
-
-def _quoted_in(check: Check, quoted: list[str]) -> set[str]:
-    """The words, one by one, of the quoted spans that ``check``'s text or name holds as
-    written: a literal stands for each of its words ("Sign" of 'Sign in to Wagtail'),
-    which its tokens as one phrase ("login") would not."""
-    p = check.params
-    held = " ".join(str(p[k]) for k in ("text", "name", "title") if isinstance(p.get(k), str))
-    held = " ".join(held.split()).casefold()
+def _own_words(check: Check) -> set[str]:
+    """The words, one by one, of the text, name or title ``check`` compares: it stands
+    for each ("Log" of 'Log in'), which their tokens as one phrase ("login") would not."""
     out: set[str] = set()
-    for span in quoted:
-        if span.strip() and " ".join(span.split()).casefold() in held:
-            for word in _words(span):
+    for key in ("text", "name", "title"):
+        if isinstance(value := check.params.get(key), str):
+            for word in _words(value):
                 out |= _tokens(word)
     return out
 

@@ -18,6 +18,7 @@ from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..workflow.automaton import Check
 from ..workflow.spec import StateSpec
 from . import Context, Unresolved
+from .clauses import clauses
 from .counts import WrongCount, count_trigger
 from .elements import heading_for, locate, locator, resolve
 from .grounding import ground, names_only, shown_words
@@ -77,8 +78,27 @@ class TriggerReader:
     def read(self, ctx: Context, page: Observation, text: str) -> list[Check]:
         """Checks for one trigger (its placeholders filled) that stand for all its words;
         :class:`NotHolding` when it reads and does not hold, :class:`Unresolved` when it
-        does not read or would not be grounded."""
+        does not read or would not be grounded. A trigger of several sentences ("... and
+        ...") that does not read whole is read clause by clause (:mod:`.clauses`): every
+        clause must read, or the sentence's own reason is given."""
         text = re.sub(r"^(if|when|once)\s+", "", text.strip().rstrip("."), flags=re.I)
+        try:
+            return self._sentence(ctx, page, text)
+        except NotHolding:
+            raise
+        except Unresolved as whole:
+            parts = clauses(text)
+            if parts is None:
+                raise
+            try:
+                return _unique([c for part in parts for c in self.read(ctx, page, part)])
+            except NotHolding:
+                raise
+            except Unresolved as part:
+                raise Unresolved(f"{whole.reason}; read clause by clause: {part.reason}") from None
+
+    def _sentence(self, ctx: Context, page: Observation, text: str) -> list[Check]:
+        """:meth:`read` of one sentence."""
         try:
             readings = (media_trigger, count_trigger, status_trigger)
             if check := next(filter(None, (read(text, page) for read in readings)), None):
@@ -141,6 +161,25 @@ class TriggerReader:
         ):
             match = "exact" if m[1].lower() in ("is", "equals") else "contains"
             return [Check(type="title", params={"title": unquote(m[2])[0], "match": match})]
+        if m := re.fullmatch(
+            r"(?:the )?(?:page|tab|window|document) is (?:titled|called|named) (.+)", text, re.I
+        ):
+            titled = self._titled(page, unquote(m[1])[0])
+            return (titled, {"titled", "called", "named"}) if titled else None
+        return None
+
+    @staticmethod
+    def _titled(page: Observation, title: str) -> list[Check] | None:
+        """ "The page is titled Shop": the document's title, as a whole or a part of it,
+        in the page's own letter case (the check compares as written); None when the
+        title does not hold it (the other readings may find it, a heading say)."""
+        shown = " ".join(page.title.split())
+        said = " ".join(title.split())
+        at = shown.casefold().find(said.casefold())
+        if said and at >= 0 and len(shown.casefold()) == len(shown):
+            part = shown[at : at + len(said)]
+            match = "exact" if part == page.title else "contains"
+            return [Check(type="title", params={"title": part, "match": match})]
         return None
 
     def _described_url(self, ctx: Context, page: Observation, text: str) -> list[Check]:
