@@ -208,3 +208,39 @@ def test_a_prompt_shows_the_page_with_the_numbers_of_its_elements(
     assert "[ref=e" not in text
     fewer = page.model_copy(update={"elements": [sign_out]})
     assert re.findall(r"\[ref=(\d+)\]", fewer.describe()) == [str(sign_out.mmid)]
+
+
+def test_a_canvas_grid_reads_as_its_fallback_table_as_chromium_reads_it(
+    netgent_browser: Any,
+) -> None:
+    grid = (
+        "<table role=grid><tr role=row><th role=columnheader>Town</th></tr>"
+        "<tr role=row><td role=gridcell>Ashford</td></tr></table>"
+    )
+    page = (
+        f"<canvas width=300 height=100>{grid}</canvas>"
+        f"<canvas style='display:none'>{grid.replace('Ashford', 'Hidden town')}</canvas>"
+        "<p>1 of 1 towns</p>"
+    )
+    driver = opened(netgent_browser, "data:text/html," + urllib.parse.quote(page))
+    cells = [n.name for n in snapshot(driver).nodes() if n.role == "gridcell"]
+    assert cells == ["Ashford"]  # the drawn canvas's table, not the hidden one's
+    tree = cdp(driver, "Accessibility.getFullAXTree", {})
+    chromium = [
+        str(n.get("name", {}).get("value", ""))
+        for n in tree["nodes"]
+        if not n.get("ignored") and n.get("role", {}).get("value") == "gridcell"
+    ]
+    assert chromium == cells
+
+
+def test_what_a_box_less_wrapper_holds_is_read(netgent_browser: Any) -> None:
+    # a popover's listbox inside a display: contents wrapper (React Aria's), as Chromium
+    # reads it; a display: none one is not drawn
+    page = (
+        "<div style='display:contents'><div role=listbox aria-label=Region>"
+        "<div role=option>Eastvale</div></div></div>"
+        "<div style='display:none'><div role=option>Hidden</div></div>"
+    )
+    driver = opened(netgent_browser, "data:text/html," + urllib.parse.quote(page))
+    assert [n.name for n in snapshot(driver).nodes() if n.role == "option"] == ["Eastvale"]

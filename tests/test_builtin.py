@@ -472,3 +472,107 @@ def test_the_page_is_titled_reads_the_document_title(page_at: Any, ctx: Context)
     # a title the document does not hold is no title check
     with pytest.raises(Unresolved):
         triggers("The page is titled Purple unicorn emporium")
+
+
+def test_words_placed_by_a_thing_read_where_the_page_model_puts_them(
+    page_at: Any, ctx: Context
+) -> None:
+    reader = BuiltinSynthesiser()
+    settings = page_at("/widgets/")
+
+    def triggers(text: str) -> list[dict[str, Any]]:
+        state = StateSpec(name="S", triggers=[text])
+        return [c.model_dump() for c in reader.define_triggers(ctx, settings, state)]
+
+    # the Sign out line follows the Devices table, outside it
+    assert triggers("The line under the Devices table says 'Sign out'") == [
+        {"type": "text", "params": {"text": "Sign out"}},
+        {"type": "role", "params": {"role": "table", "name": "Devices"}},
+    ]
+    assert triggers("The line below the table reads Sign out") == [
+        {"type": "text", "params": {"text": "Sign out"}},
+        {"type": "role", "params": {"role": "table"}},
+    ]
+    with pytest.raises(Unresolved, match=r"not above the Devices table"):
+        triggers("The line above the Devices table says 'Sign out'")
+    with pytest.raises(Unresolved, match=r"not under the table"):  # a cell is in it
+        triggers("The line under the table says 'Laptop'")
+    with pytest.raises(NotHolding, match=r"no Cities table"):
+        triggers("The line under the Cities table says 'Sign out'")
+    with pytest.raises(NotHolding, match=r"Nothing here"):
+        triggers("The line under the table says 'Nothing here'")
+    with pytest.raises(Unresolved, match=r"'badge'"):  # a word no check stands for
+        triggers("The badge under the table says 'Sign out'")
+
+
+def test_an_element_said_in_a_region_is_checked_within_it(netgent_browser: Any) -> None:
+    triggers = html_triggers(
+        netgent_browser,
+        "<header aria-label='Site header'><input aria-label='Search towns' value='Ashford'>"
+        "</header><aside aria-label='Filters'><input aria-label='Search towns'></aside>",
+    )
+
+    # the sidebar by its kind, the header by its name: each region's own box
+    assert triggers("The Search towns box in the sidebar is empty") == [
+        {
+            "type": "role",
+            "params": {"role": "textbox", "name": "Search towns", "within": "Filters", "value": ""},
+        }
+    ]
+    with pytest.raises(NotHolding, match=r"holds 'Ashford'"):
+        triggers("The Search towns box in the site header is empty")
+    with pytest.raises(Unresolved):  # two boxes of that name, and no region said
+        triggers("The Search towns box is empty")
+
+
+def test_ticking_a_box_and_choosing_from_a_closed_combobox(page_at: Any, ctx: Context) -> None:
+    settings = page_at("/widgets/")
+    assert act(ctx, settings, "Untick the Newsletter checkbox") == [
+        {"type": "click", "params": {"by": "css selector", "selector": "#news"}}
+    ]
+    with pytest.raises(Unresolved, match=r"ticked already"):  # a click would clear it
+        act(ctx, settings, "Tick the Newsletter checkbox")
+    # the Country combobox lists its options only while open: replay opens it
+    assert act(ctx, settings, "Choose Norway in the Country box") == [
+        {
+            "type": "select",
+            "params": {"by": "css selector", "selector": "#country", "text": "Norway"},
+        }
+    ]
+
+
+def test_a_value_by_its_label_and_a_number_said_whole(netgent_browser: Any) -> None:
+    page = "<div><p>Towns shown</p><p>24</p></div><p>24 of 24 towns</p>"
+    triggers = html_triggers(netgent_browser, page)
+
+    assert triggers("Towns shown is 24") == [
+        {"type": "text", "params": {"text": "Towns shown\n24"}}
+    ]
+    # a number the page does not show (yet): the state does not apply, never its other
+    # words alone
+    with pytest.raises(NotHolding, match=r"'Towns shown 4'"):
+        triggers("Towns shown is 4")
+    with pytest.raises(NotHolding, match=r"'10 of 24 towns'"):
+        triggers("The caption says 10 of 24 towns")
+    with pytest.raises(Unresolved):  # no such label: no such reading
+        triggers("Cities shown is 24")
+
+
+def html_triggers(netgent_browser: Any, html: str) -> Any:
+    """``triggers(text)``: the builtin's checks for a one-trigger state on a page of
+    ``html`` (a data: URL), as synthesis observes it."""
+    import urllib.parse
+
+    from pytest_netgent.synthesis.observation import observe
+
+    driver = netgent_browser.driver
+    driver.get("data:text/html," + urllib.parse.quote(html))
+    observed = observe(driver)
+    ctx = Context(workflow="w", values={}, base_url="http://127.0.0.1:1")
+    reader = BuiltinSynthesiser()
+
+    def triggers(text: str) -> list[dict[str, Any]]:
+        state = StateSpec(name="S", triggers=[text])
+        return [c.model_dump() for c in reader.define_triggers(ctx, observed, state)]
+
+    return triggers

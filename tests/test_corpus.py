@@ -287,8 +287,9 @@ def test_workflows_written_blind_are_recorded_green_or_declined_never_wrong(
     work = tmp_path / "blind"
     work.mkdir()
     (work / "pytest.ini").write_text(
+        # the state timeout a user has (its default): an application's first page may
+        # take seconds to draw
         "[pytest]\naddopts = -p no:seleniumbase -p no:langsmith_plugin -p no:benchmark\n"
-        "netgent_state_timeout = 5\n"
     )
     for app in BLIND:
         shutil.copytree(ROOT / "corpus" / app, work / app,

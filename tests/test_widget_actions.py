@@ -88,3 +88,25 @@ def test_sliders_and_fields_are_set_to_a_value(widgets: Any) -> None:
 def test_a_step_the_page_refuses_fails_as_that_step(widgets: Any) -> None:
     with pytest.raises(ActionFailed, match="set_value: the element is neither"):
         act(widgets, "set_value", role="button", name="More options", value=1)
+
+
+def test_a_box_drawn_by_its_label_is_ticked_by_clicking_the_label(netgent_browser: Any) -> None:
+    import urllib.parse
+
+    # the input inside a visually hidden wrapper (React Aria's, Bootstrap's
+    # .visually-hidden), the box a drawing of the label's
+    hidden = (
+        "position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;"
+        "clip:rect(0,0,0,0);clip-path:inset(50%);white-space:nowrap;border:0;padding:0"
+    )
+    page = (
+        f"<label><span style='{hidden}'><input type=checkbox id=coastal></span>"
+        "<span style='display:inline-block;width:16px;height:16px;border:1px solid'></span>"
+        " Coastal towns only</label><input type=checkbox id=bare style='display:none'>"
+    )
+    driver = netgent_browser.driver
+    driver.get("data:text/html," + urllib.parse.quote(page))
+    act(driver, "click", by="css selector", selector="#coastal")
+    assert driver.execute_script("return document.querySelector('#coastal').checked") is True
+    with pytest.raises(ActionFailed, match="click"):  # no label to click: it fails as it is
+        act(driver, "click", by="css selector", selector="#bare")

@@ -202,7 +202,10 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
     def _click_element(self, params: dict[str, Any]) -> None:
         percentage = _fraction(params, "click")
 
-        from selenium.common.exceptions import ElementClickInterceptedException
+        from selenium.common.exceptions import (
+            ElementClickInterceptedException,
+            ElementNotInteractableException,
+        )
 
         def attempt() -> bool:
             element = self._pick(params)
@@ -213,7 +216,15 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
                     element.click()  # the middle: WebDriver's own click
                 else:
                     self._pointer_to(element, percentage).click().perform()
-            except ElementClickInterceptedException:
+            except (ElementClickInterceptedException, ElementNotInteractableException) as exc:
+                if (label := self._label_of(element)) is not None:
+                    # a box or radio drawn by its label (the input itself invisible, or
+                    # under the label's drawing): a person clicks the label, which the
+                    # browser passes on to its control
+                    label.click()
+                    return True
+                if isinstance(exc, ElementNotInteractableException):
+                    raise
                 if self._lands_inside(element):
                     # what "intercepts" is the element's own content, slotted into its
                     # shadow root (a design-system button's label): the click lands on
@@ -230,6 +241,16 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
             return True
 
         self._until(f"click: {_missing(params).replace('visible', 'clickable')}", attempt)
+
+    def _label_of(self, element: WebElement) -> WebElement | None:
+        """The drawn label of a checkbox or radio ``element``, if it has one."""
+        label: WebElement | None = self.driver.execute_script(
+            "const el = arguments[0];"
+            "if (el.localName !== 'input' || !['checkbox', 'radio'].includes(el.type)) return null;"
+            "return Array.from(el.labels || []).find((l) => l.getClientRects().length) || null;",
+            element,
+        )
+        return label
 
     def _pointer_to(self, element: WebElement, percentage: float, *, moved: bool = False) -> Any:
         """An action chain with the pointer over ``element`` at ``percentage`` of its

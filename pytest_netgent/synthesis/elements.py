@@ -109,7 +109,38 @@ def resolve(target: Target, page: Observation, want: str = "") -> ObservedElemen
         return _resolve_owned(target, candidates, page, what)
     if target.ordinal is not None:
         return _resolve_ordinal(target, candidates, page, what)
-    return _pick(_scored(target, candidates), what, page)
+    return _pick(_sized(target, _scored(target, candidates)), what, page)
+
+
+SIZES = {"large": 1, "big": 1, "huge": 1, "larger": 1, "bigger": 1, "small": -1, "little": -1,
+         "tiny": -1, "smaller": -1}  # fmt: skip
+"""Words that tell like elements apart by their size on the screen."""
+
+
+def _area(el: ObservedElement) -> int:
+    return el.box.width * el.box.height if el.box is not None else 0
+
+
+def _sized(
+    target: Target, scored: list[tuple[float, ObservedElement]]
+) -> list[tuple[float, ObservedElement]]:
+    """``scored``, where the phrase says a size ("the large Play button") and the best
+    candidates tie: the one drawn at least twice the area of each other (or half, for
+    "small") comes first, clear of them. The words say how it looks, not which it is
+    by name; a size no element clearly has leaves the tie as it was."""
+    sign = next((SIZES[w] for w in target.phrase.lower().split() if w in SIZES), 0)
+    if not sign or not scored:
+        return scored
+    best = max(s for s, _ in scored)
+    tied = [(s, e) for s, e in scored if s >= best - 8]
+    if len(tied) < 2 or any(e.box is None for _, e in tied):
+        return scored
+    by_area = sorted(tied, key=lambda p: -sign * _area(p[1]))
+    first, second = _area(by_area[0][1]), _area(by_area[1][1])
+    if (sign > 0 and first < 2 * second) or (sign < 0 and 2 * first > second):
+        return scored
+    winner = by_area[0][1]
+    return [(best + 10 if e is winner else s, e) for s, e in scored]
 
 
 def _scored(

@@ -93,7 +93,7 @@ ROLE_KINDS = {
 TEXT_WORDS = (
     "say says said show shows display displays read reads mention mentions contain contains "
     "include includes confirm confirms tell tells message text word words banner notice "
-    "alert label caption notification toast"
+    "alert label caption notification toast line sentence paragraph summary subtitle hint"
 )
 """What a text check stands for besides its words: that the page says them."""
 

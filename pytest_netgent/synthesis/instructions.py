@@ -108,6 +108,8 @@ def _element_actions(ctx: Context, page: Observation, text: str) -> list[Action]
         if m[1].isdigit():
             index = int(m[1]) - 1
         return [Action(type="switch_tab", params={"index": index})]
+    if m := re.fullmatch(r"(tick|check|untick|uncheck|clear)(?: the)? (.+)", text, re.I):
+        return [_ticked(page, m[1].lower() in ("tick", "check"), parse_target(m[2]))]
     if m := re.fullmatch(r"(?:click|tap|press|open|select|choose)(?: on)? (.+)", text, re.I):
         return [Action(type="click", params=locate(parse_target(m[1]), page))]
     raise Unresolved(f"not a literal instruction the builtin synthesiser knows: {text!r}")
@@ -116,11 +118,28 @@ def _element_actions(ctx: Context, page: Observation, text: str) -> list[Action]
 def _selection(page: Observation, option: str, target: Target) -> Action:
     """Choosing ``option`` from the menu ``target`` names (or the one menu offering it)."""
     el = _menu(target, option, page)
+    if not el.options and el.role == "combobox" and el.tag != "select":
+        # a combobox whose options exist only while it is open: replay opens it, waits for
+        # them and picks this one by name (``browser/widgets.py``), or fails saying so
+        return Action(type="select", params={**locator(el), "text": option})
     choice = next((o for o in el.options or [] if canon(o.text) == canon(option)), None)
     if choice is None:
         names = ", ".join(o.text for o in el.options or [])
         raise Unresolved(f"{el.describe()} has no option {option!r} (options: {names})")
     return Action(type="select", params={**locator(el), "text": choice.text})
+
+
+def _ticked(page: Observation, ticked: bool, target: Target) -> Action:
+    """Ticking (or clearing) the checkbox ``target`` names: a click, when the page model
+    shows it the other way (a click on a box already so would undo it)."""
+    el = resolve(target, page, want="checkbox")
+    entry = next((e for e in page.aria if e.get("mmid") == el.mmid), None)
+    if entry is None:
+        raise Unresolved(f"the page model does not say whether {el.describe()} is ticked")
+    if ("checked" in entry.get("states", ())) == ticked:
+        said = "ticked" if ticked else "clear"
+        raise Unresolved(f"{el.describe()} is {said} already: the instruction changes nothing")
+    return Action(type="click", params=locate(target, page, want="checkbox"))
 
 
 def _menu(target: Target, option: str, page: Observation) -> ObservedElement:

@@ -169,6 +169,16 @@ class Observation(BaseModel):
         """The element numbered ``mmid``."""
         return next((e for e in self.elements if e.mmid == mmid), None)
 
+    def around(self, index: int) -> set[int]:
+        """The indexes of the :attr:`aria` nodes that hold node ``index`` (its parent, its
+        parent's parent...)."""
+        out: set[int] = set()
+        parent = self.aria[index].get("p", -1)
+        while isinstance(parent, int) and 0 <= parent < len(self.aria) and parent not in out:
+            out.add(parent)
+            parent = self.aria[parent].get("p", -1)
+        return out
+
     def to_metadata(self, timestamp: int) -> Metadata:
         """This observation as NetGent's :class:`~pytest_netgent.workflow.messages.Metadata`."""
         return Metadata(

@@ -25,6 +25,7 @@ from .grounding import ground, names_only, shown_words
 from .media import NoMedia, media_trigger
 from .observation import Observation, ObservedElement, Selector
 from .perceived import NotShown, perceived_trigger
+from .places import NoSuchThing, parse_place, placed
 from .statuses import OtherStatus, status_trigger
 from .words import (
     SHOWN,
@@ -109,7 +110,12 @@ class TriggerReader:
             checks, granted = [perceived[0]], perceived[1]
             if ground(text, checks, page, granted=granted, values=check_values(ctx)).whole:
                 return checks
-        for parse in (self._address_trigger, self._words_trigger, self._element_trigger):
+        for parse in (
+            self._address_trigger,
+            self._place_trigger,
+            self._words_trigger,
+            self._element_trigger,
+        ):
             if (reading := parse(ctx, page, text)) is not None:
                 checks, granted = reading if isinstance(reading, tuple) else (reading, set())
                 grounding = ground(text, checks, page, granted=granted, values=check_values(ctx))
@@ -244,6 +250,22 @@ class TriggerReader:
             Check(type="title", params={"title": found[0], "match": "contains"}) if found else None
         )
 
+    def _place_trigger(
+        self, ctx: Context, page: Observation, text: str
+    ) -> tuple[list[Check], set[str]] | None:
+        """Words by a thing: "the caption under the table says 24 of 24 towns"
+        (:mod:`.places`); the words are this page's or the state does not apply."""
+        if not page.aria or (place := parse_place(text)) is None:
+            return None
+        said = self._text(ctx, page, place.said, exact_word=True)
+        shown = str(said.params["text"])
+        shown = check_values(ctx).get(shown[1:-1], shown) if shown.startswith("{") else shown
+        try:
+            thing, granted = placed(place, shown, page)
+        except NoSuchThing as exc:
+            raise NotHolding(exc.reason) from None
+        return [said, thing], granted
+
     def _words_trigger(self, ctx: Context, page: Observation, text: str) -> list[Check] | None:
         """Words on the page: "the page says X", "the banner shows 'Saved'"."""
         if m := re.fullmatch(
@@ -266,9 +288,15 @@ class TriggerReader:
             re.I,
         ):
             # "A message says the group was added successfully": the longest run of its
-            # words the page shows (three at least); else another reading may apply
-            with contextlib.suppress(NotHolding, Unresolved):
+            # words the page shows (three at least); else another reading may apply (a
+            # number the page does not show: the state does not apply, see _text)
+            try:
                 run = self._text(ctx, page, m[1], least=3)
+            except NotHolding:
+                raise
+            except Unresolved:
+                pass
+            else:
                 # and each other name of the sentence the page shows ("group"): its words,
                 # never a kind, a count, a state or a negation (see shown_words)
                 left = ground(text, [run], page, values=check_values(ctx)).missing
@@ -276,6 +304,16 @@ class TriggerReader:
                     run,
                     *(Check(type="text", params={"text": w}) for w in shown_words(left, page)),
                 ]
+        if m := re.fullmatch(
+            r"""(?:the )?([\w' ]+?) (?:is|are|equals) (-?\d[\d.,]*%?|["'“‘].+["'”’])""",
+            text,
+            re.I,
+        ):
+            # a value by its label ("Towns shown is 4", a metric): the label as the page
+            # writes it, then the value; a label the page does not show is no such reading
+            label = r"\W+".join(re.escape(w) for w in m[1].split())
+            if re.search(rf"(?<!\w){label}(?!\w)", page.text, re.I):
+                return [self._text(ctx, page, f"{m[1]} {unquote(m[2])[0]}")]
         if m := re.fullmatch(
             r"""(["'“‘].+["'”’])(?: text)? (?:is|are) (?:shown|visible|displayed|present)""",
             text,
@@ -419,6 +457,11 @@ class TriggerReader:
             for w in re.findall(r"[\w']+", value)
             if w.lower() not in {"there", "are", "is"}
         ]
+        numbered = any(c.isdigit() for w in words for c in w)
+        if numbered:
+            # a number is a value: the words with it, or the page does not say them (yet:
+            # a count that is still to update)
+            least = len(words)
         for size in range(len(words), max(2, min(least, len(words))) - 1, -1):
             for start in range(len(words) - size + 1):
                 # the words in this order, whatever the page puts between them (quotes,
@@ -427,6 +470,8 @@ class TriggerReader:
                 found = re.search(rf"(?<!\w){piece}(?!\w)", body, re.I)
                 if found:
                     return Check(type="text", params={"text": found.group(0)})
+        if numbered:
+            raise NotHolding(f"the page does not say {value!r}")
         raise Unresolved(f"the page does not say {value!r}")
 
     def _state_check(self, el: ObservedElement, word: str, *, negative: bool) -> Check:
