@@ -45,7 +45,15 @@ sys.path.insert(0, str(ROOT))
 import corpus  # noqa: E402
 
 CORPUS = ROOT / "corpus"
-APPS = sorted(p.name for p in CORPUS.iterdir() if (p / "conftest.py").is_file())
+APPS = sorted(p.name for p in CORPUS.iterdir() if (p / "__netgent__").is_dir())
+"""The corpus folders with committed states (replayed here)."""
+BLIND = sorted(
+    p.name
+    for p in CORPUS.iterdir()
+    if (p / "conftest.py").is_file() and not (p / "__netgent__").is_dir()
+)
+"""The corpus folders whose workflows were written blind, with no states: recorded from
+nothing only (bench/synthesis.py)."""
 QUICK_RECORD = ["datasette", "docs"]
 INI = """[pytest]
 addopts = -p no:seleniumbase -p no:langsmith_plugin -p no:benchmark -p no:randomly
