@@ -16,17 +16,16 @@ function ngClean(text) {
 }
 
 function ngDrawn(el) {
+  if (el.checkVisibility ? el.checkVisibility({checkVisibilityCSS: true})
+    : el.getClientRects().length > 0) return true;
+  // no box of its own (only these pay for the style read): a display: contents wrapper (a
+  // popover's), whose children have theirs; a canvas's fallback content (a data grid's
+  // table), what assistive technology reads of what the canvas draws, while it is drawn
+  const style = getComputedStyle(el);
+  if (style.display === "contents") return true;
   const canvas = el.localName === "canvas" ? null : el.closest("canvas");
-  if (canvas) {
-    // a canvas's fallback content (a data grid's table): no box of its own, but what
-    // assistive technology reads of what the canvas draws, as long as the canvas is drawn
-    const style = getComputedStyle(el);
-    return style.display !== "none" && style.visibility !== "hidden" && ngDrawn(canvas);
-  }
-  const drawn = el.checkVisibility ? el.checkVisibility({checkVisibilityCSS: true})
-    : el.getClientRects().length > 0;
-  // display: contents (a popover's wrapper): no box of its own, its children have theirs
-  return drawn || getComputedStyle(el).display === "contents";
+  return Boolean(canvas) && style.display !== "none" && style.visibility !== "hidden" &&
+    ngDrawn(canvas);
 }
 
 // Left out of what users perceive: aria-hidden and inert parts.

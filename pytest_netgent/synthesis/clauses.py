@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-_QUOTED = re.compile(r"""(?:(?<=\s)|^)(?:"[^"]*"|“[^”]*”|'[^']*'|‘[^’]*’)(?=[\s.,;:]|$)""")
+from .words import QUOTED
+
 _JOINS = re.compile(r"\s*;\s*|,?\s+and\s+|,\s+but\s+|\s+but\s+", re.I)
 _VERB = re.compile(
     r"\b(?:is|are|was|were|has|have|says|say|shows|show|reads|read|lists|list|contains|"
@@ -42,7 +43,7 @@ def clauses(text: str) -> list[str] | None:
         kept.append(m[0])
         return f"\0{len(kept) - 1}\0"
 
-    masked = _QUOTED.sub(keep, text.strip())
+    masked = QUOTED.sub(keep, text.strip())
     parts = [p.strip(" ,") for p in _JOINS.split(masked)]
     if not 2 <= len(parts) <= MOST_CLAUSES or not all(parts):
         return None

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from ..browser.session import NETGENT_START_PAGE, START_PAGES
 from ..workflow.automaton import Check
-from ..workflow.spec import StateSpec
+from ..workflow.spec import PLACEHOLDER, StateSpec
 from . import Context, Unresolved
 from .clauses import clauses
 from .counts import WrongCount, count_trigger
@@ -258,8 +258,8 @@ class TriggerReader:
         if not page.aria or (place := parse_place(text)) is None:
             return None
         said = self._text(ctx, page, place.said, exact_word=True)
-        shown = str(said.params["text"])
-        shown = check_values(ctx).get(shown[1:-1], shown) if shown.startswith("{") else shown
+        values = check_values(ctx)
+        shown = PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), str(said.params["text"]))
         try:
             thing, granted = placed(place, shown, page)
         except NoSuchThing as exc:
