@@ -452,13 +452,14 @@ def test_stats_out_path_outside_the_output_folder_is_refused(
             "remember_tab, store_current_url, open_stored_url, click_first_text, "
             "click_accessible_name, wait_for_element, wait_for_text, start_webrtc_tracking, "
             "collect_webrtc_metrics, set_env_value, type_env, click_first, click_text_env, "
-            "play_video, go_to_url)",
+            "play_video, go_to_url, click_element, input_text, send_keys, scroll_to_text, "
+            "select_dropdown_option, ping, iperf, ndt, wget)",
         ),
         (
             {"type": "scroll", "params": {"pixel": 300, "direction": "down"}},
             "state 'Results': action 1 (scroll): scroll action: unknown parameter 'pixel'; "
-            "did you mean 'pixels'? (scroll takes direction, amount, times, pixels, by, "
-            "selector, index, alternatives, role, name, within, x, y)",
+            "did you mean 'pixels'? (scroll takes direction, amount, times, pixels, down, "
+            "num_pages, by, selector, index, alternatives, role, name, within, x, y)",
         ),
         (
             {"type": "start_stats_logging", "params": {"path": "a.jsonl"}},

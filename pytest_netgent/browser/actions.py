@@ -23,7 +23,10 @@ from .chain import Chain, chained
 from .guard import FramesOnDemand
 from .keyboard import key_chord
 from .labels import LabelActions
+from .measuring import MeasureActions
+from .playwright_era import PlaywrightActions
 from .qoe import VideoSampler
+from .scrolling import ScrollActions, located
 from .tabs import TabActions, TabMemory
 from .waits import ActionFailed, InvalidStep, Waits, seconds
 from .webrtc import FrameScripts, WebrtcActions, WebrtcMeter
@@ -39,7 +42,7 @@ __all__ = ["MOVES", "ActionFailed", "Actions", "InvalidStep", "RunTools"]
 MOVES = frozenset(
     {"navigate", "go_to_url", "go_back", "switch_tab", "open_stored_url", "click"}
     | {"click_first"}
-    | {"click_first_text", "click_accessible_name", "click_text_env"}
+    | {"click_first_text", "click_accessible_name", "click_text_env", "click_element"}
 )
 """Actions that may take the browser to another page: after them the engine looks at
 the address (the allowed hosts, the origins a run visited)."""
@@ -55,6 +58,11 @@ class RunTools:
     webrtc: WebrtcMeter
     memory: TabMemory = field(default_factory=TabMemory)
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # values are secrets
+    output: Path = field(default_factory=Path.cwd)
+    """The run's output folder (measurement steps write there)."""
+    redact: Callable[[str], str] = str
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+    """The parsed results of the run's measurement steps (``ping``, ``iperf``...)."""
 
     @classmethod
     def start(
@@ -71,10 +79,20 @@ class RunTools:
         now = time.time()
         webrtc = WebrtcMeter(driver, now, redact, output)
         webrtc.frames = frames if frames is not None else FramesOnDemand(driver)
-        return cls(VideoSampler(driver, now, redact, output), webrtc, env=env)
+        sampler = VideoSampler(driver, now, redact, output)
+        return cls(sampler, webrtc, env=env, output=output, redact=redact)
 
 
-class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
+class Actions(
+    TabActions,
+    LabelActions,
+    WebrtcActions,
+    WidgetActions,
+    PlaywrightActions,
+    ScrollActions,
+    MeasureActions,
+    Waits,
+):
     """Executes actions on one driver; ``timeout`` bounds every explicit wait; ``tools``
     are the run's (without them, a lone action: no sampling, nothing remembered)."""
 
@@ -91,6 +109,9 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
         self.webrtc = tools.webrtc if tools else None
         self.memory = tools.memory if tools else TabMemory()
         self.env: Mapping[str, str] = tools.env if tools else {}
+        self.output = tools.output if tools else Path.cwd()
+        self.redact = tools.redact if tools else str
+        self.measurements = tools.measurements if tools else []
         self._chain = Chain(driver)
         self._registry: dict[str, Callable[[dict[str, Any]], None]] = {
             "navigate": self.navigate,
@@ -126,6 +147,15 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
             "click_text_env": self.click_text_env,
             "play_video": self.play_video,
             "go_to_url": self.go_to_url,
+            "click_element": self.click_element,
+            "input_text": self.input_text,
+            "send_keys": self.send_keys,
+            "scroll_to_text": self.scroll_to_text,
+            "select_dropdown_option": self.select_dropdown_option,
+            "ping": self.ping,
+            "iperf": self.iperf,
+            "ndt": self.ndt,
+            "wget": self.wget,
         }
 
     def run(self, kind: str, params: dict[str, Any]) -> None:
@@ -188,7 +218,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
     def click(self, params: dict[str, Any]) -> None:
         """Click the element (at ``percentage`` of its width, default the middle); fall
         back to NetGent's ``x``/``y`` screen coordinates if given."""
-        if not _located(params):
+        if not located(params):
             self._click_at(params["x"], params["y"])
             return
         if "x" in params and "y" in params:
@@ -324,7 +354,7 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
         """Type ``text`` into the element (cleared first unless ``clear: false``)."""
         __tracebackhide__ = True  # ``text`` may be a secret's value
         text = str(params["text"])
-        if not _located(params):
+        if not located(params):
             from selenium.webdriver.common.action_chains import ActionChains
             from selenium.webdriver.common.keys import Keys
 
@@ -391,55 +421,11 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
             chain.key_up(modifier)
         chain.perform()
 
-    def scroll(self, params: dict[str, Any]) -> None:
-        """Scroll ``direction`` (down) by ``amount`` (or NetGent's ``pixels``) pixels
-        (default 0.8 viewport), ``times`` times; inside the element ``by``/``selector``,
-        or with the mouse wheel at NetGent's ``x``/``y``.
-
-        Between repeated scrolls it waits for the page to settle (scroll end, at most
-        250 ms), so that infinite-scroll pages see each step.
-        """
-        direction = str(params.get("direction", "down")).lower()
-        if direction not in ("down", "up", "left", "right"):
-            raise ActionFailed(f"scroll: direction {direction!r} is not down, up, left or right")
-        times = int(params.get("times", 1))
-        amount = params.get("amount", params.get("pixels"))
-        if not _located(params) and "x" in params and "y" in params:
-            self._wheel_at(params["x"], params["y"], direction, amount, times)
-            return
-        target = self._element(params, "scroll") if "selector" in params else None
-        self.driver.execute_async_script(
-            _SCROLL_JS, target, direction, None if amount is None else float(amount), times
-        )
-
-    def _wheel_at(self, x: Any, y: Any, direction: str, amount: Any, times: int) -> None:
-        from selenium.webdriver.common.action_chains import ActionChains
-        from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
-
-        vx, vy = self._viewport_point(x, y)
-        step = int(float(amount)) if amount is not None else 400
-        dx = {"left": -step, "right": step}.get(direction, 0)
-        dy = {"up": -step, "down": step}.get(direction, 0)
-        origin = ScrollOrigin.from_viewport(vx, vy)
-        for _ in range(times):
-            ActionChains(self.driver).scroll_from_origin(origin, dx, dy).perform()
-
-    def scroll_to(self, params: dict[str, Any]) -> None:
-        """Scroll the element into the middle of the viewport (NetGent's ``x``/``y``
-        alone: move the pointer there)."""
-        if not _located(params):
-            self._pointer_at(params["x"], params["y"]).perform()
-            return
-        element = self._element(params, "scroll_to")
-        self.driver.execute_script(
-            "arguments[0].scrollIntoView({block: 'center', inline: 'nearest'});", element
-        )
-
     def hover(self, params: dict[str, Any]) -> None:
         """Move the pointer over the element (at ``percentage`` of its width, default the
         middle), or to NetGent's ``x``/``y`` if the element is not found; NetGent calls it
         ``move``."""
-        if not _located(params):
+        if not located(params):
             self._pointer_at(params["x"], params["y"]).perform()
             return
         percentage = _fraction(params, "hover")
@@ -527,32 +513,6 @@ class Actions(TabActions, LabelActions, WebrtcActions, WidgetActions, Waits):
     def terminate(self, params: dict[str, Any]) -> None:
         """NetGent's ``terminate`` (the agent's "this instruction is done"): nothing to do
         in a replay, where a state's actions end with its list."""
-
-
-_SCROLL_JS = """
-const [target, direction, amount, times, done] = arguments;
-const box = target || window;
-const size = target ? target.clientHeight : window.innerHeight;
-const step = amount === null ? Math.round(size * 0.8) : amount;
-const dx = direction === "left" ? -step : direction === "right" ? step : 0;
-const dy = direction === "up" ? -step : direction === "down" ? step : 0;
-let left = times;
-function once() {
-  if (left-- <= 0) { done(); return; }
-  box.scrollBy(dx, dy);
-  if (left <= 0) { done(); return; }
-  let settled = false;
-  const next = () => { if (!settled) { settled = true; once(); } };
-  (target || document).addEventListener("scrollend", next, {once: true});
-  setTimeout(next, 250);
-}
-once();
-"""
-
-
-def _located(params: dict[str, Any]) -> bool:
-    """Whether an action names its element (by role and name, or by a selector)."""
-    return "selector" in params or "role" in params
 
 
 def _missing(params: dict[str, Any]) -> str:

@@ -74,6 +74,14 @@ function compare(actual, expected, match) {
   }
 }
 
+// Whether a text check's text is in `actual`: as written, or with `ignore_case` in any
+// case and with its spaces folded (as Playwright's get_by_text(exact=False) reads).
+function holds(actual, p) {
+  if (p.ignore_case !== true) return actual.includes(p.text);
+  const fold = (t) => String(t).replace(/\s+/g, " ").toLowerCase();
+  return fold(actual).includes(fold(p.text).trim());
+}
+
 // Whether the elements `found` are as many as the check asks: `count` exactly, or at
 // least `at_least` (default 1).
 function counted(found, p) {
@@ -190,9 +198,10 @@ function evaluate(first) {
           case "text":
             // check_visibility: false also finds text that is not rendered; text in shadow
             // roots and frames is looked for only when the document's own does not hold it
+            // ignore_case: as Playwright's get_by_text(exact=False) (NetGent's check_text)
             ok = p.check_visibility === false
-              ? (document.documentElement.textContent || "").includes(p.text)
-              : text().includes(p.text) || deepText().includes(p.text);
+              ? holds(document.documentElement.textContent || "", p)
+              : holds(text(), p) || holds(deepText(), p);
             unseen = unseen || !ok;
             if (!ok && p.check_visibility !== false && farFrame()) {
               far.push(c);  // it may be in a frame of another origin: WebDriver looks
@@ -208,7 +217,10 @@ function evaluate(first) {
               fn = new Function("return (" + p.script + "\n);");
               fnCache.set(p.script, fn);
             }
-            ok = Boolean(fn());
+            // a function (Playwright's wait_for_function, NetGent's check_javascript) is
+            // called with its arg: the function itself is no answer
+            const value = fn();
+            ok = Boolean(typeof value === "function" ? value(p.arg) : value);
             break;
           }
           case "role": {

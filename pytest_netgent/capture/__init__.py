@@ -12,6 +12,7 @@ no connection outlives it into the next item's capture. Files per item::
     <artifacts>/<item>/timeline.json   states, actions and URLs with wall and monotonic times
     <artifacts>/<item>/qoe.jsonl       video quality samples (start_video_sampling)
     <artifacts>/<item>/webrtc.jsonl    WebRTC samples per stream (start_webrtc_tracking)
+    <artifacts>/<item>/measurements.jsonl  results of ping, iperf, ndt and wget steps
     <artifacts>/<item>/item.json       item id, workflow, category, parameters, outcome, files
 
 At the end of the session (on the xdist controller) ``manifest.csv`` lists every item and
@@ -37,6 +38,7 @@ FILES = {
     "qoe": "qoe.jsonl",
     "timeline": "timeline.json",
     "webrtc": "webrtc.jsonl",
+    "measurements": "measurements.jsonl",
 }
 """The file of each kind of capture in an item's folder."""
 

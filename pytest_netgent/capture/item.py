@@ -43,6 +43,11 @@ class ItemCapture:
     workflow: str = ""
     category: str = ""
     parameters: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """The workflow's ``metadata`` (where it came from: a NetGent registry's id, name,
+    version)."""
+    measured: str = ""
+    """One line per measurement step the item ran (``ping 127.0.0.1: 3/3 replies...``)."""
     started: float = 0.0
     ended: float = 0.0
     outcome: str = ""
@@ -163,12 +168,14 @@ class ItemCapture:
         for kind, samples in (
             ("qoe", [s for run in runs for s in run.qoe]),
             ("webrtc", [s for run in runs for s in run.webrtc]),
+            ("measurements", [m for run in runs for m in run.measurements]),
         ):
             if samples:
                 with (self.folder / FILES[kind]).open("w", encoding="utf-8") as out:
                     for sample in samples:
                         out.write(json.dumps(sample, separators=(",", ":")) + "\n")
         self.parameters = {k: redact(str(v)) for k, v in self.parameters.items()}
+        self.measured = measured([m for run in runs for m in run.measurements])
         self.save()
 
     def row(self, root: Path) -> dict[str, str]:
@@ -178,6 +185,8 @@ class ItemCapture:
             "workflow": self.workflow,
             "category": self.category,
             "parameters": json.dumps(self.parameters, sort_keys=True) if self.parameters else "",
+            "metadata": json.dumps(self.metadata, sort_keys=True) if self.metadata else "",
+            "measured": self.measured,
             "outcome": self.outcome,
             "start": iso_time(self.started) if self.started else "",
             "end": iso_time(self.ended) if self.ended else "",
@@ -199,6 +208,15 @@ class ItemCapture:
         document: dict[str, Any] = {**self.row(self.folder), "parameters": self.parameters}
         del document["folder"]
         write_json(self.folder / "item.json", document)
+
+
+def measured(results: list[dict[str, Any]]) -> str:
+    """The manifest's ``measured``: one line per measurement step, joined by `` | ``."""
+    if not results:
+        return ""
+    from ..measure import summary
+
+    return " | ".join(summary(r) for r in results)
 
 
 def timeline_document(nodeid: str, runs: list[RunResult]) -> dict[str, Any]:

@@ -27,6 +27,8 @@ MANIFEST_FIELDS = (
     "workflow",
     "category",
     "parameters",
+    "metadata",
+    "measured",
     "outcome",
     "start",
     "end",

@@ -334,6 +334,7 @@ def result_json(result: Any) -> dict[str, Any]:
         "final_url": result.final_url,
         "error": result.error.report() if result.error is not None else None,
         "timeline": [asdict(e) for e in result.timeline],
+        "measurements": result.measurements,
         "executed": [
             {"type": type(m).__name__, **m.model_dump(mode="json", exclude_none=True)}
             for m in result.context

@@ -12,11 +12,13 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..system import atomic
+from ..workflow.netgent_formats import repository_variables
+from .described import action_words, check_words
 from .inputs import (
     OK,
     BadInput,
@@ -26,6 +28,7 @@ from .inputs import (
     read_prompts,
     writable,
 )
+from .registry import Entry, entries, is_registry, parameter_notes, registry_fields
 
 
 def _convert_parser() -> argparse.ArgumentParser:
@@ -55,8 +58,30 @@ def _convert_parser() -> argparse.ArgumentParser:
         help="a NetGent credentials file: its keys become secrets read from environment "
         "variables NETGENT_<KEY> (the values are not copied)",
     )
+    parser.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value for a workflow's parameter or variable, written into its vars "
+        "(repeatable; a parameter the specification marks <secret> is read from "
+        "NETGENT_<NAME> instead)",
+    )
     parser.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     return parser
+
+
+def _given(args: argparse.Namespace) -> dict[str, str]:
+    """The ``--var NAME=VALUE`` values."""
+    given = {}
+    for item in args.var:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip().isidentifier():
+            raise BadInput(
+                f"--var {item!r}: write NAME=VALUE, e.g. --var url=http://127.0.0.1:8000/"
+            )
+        given[name.strip()] = value
+    return given
 
 
 def convert(argv: Sequence[str]) -> int:
@@ -67,6 +92,9 @@ def convert(argv: Sequence[str]) -> int:
         return convert_set([Path(p) for p in args.prompts], args)
     args.prompts = args.prompts[0]
     source = Path(args.prompts)
+    if is_registry(source):
+        found = entries(source)
+        return convert_repositories([e.file for e in found], args, registry=found)
     if source.is_dir():
         return convert_repositories(sorted(source.glob("*.json")), args, folder=source)
     if source.is_file():
@@ -178,10 +206,15 @@ def _is_repository(data: Any) -> bool:
 
 
 def convert_repositories(
-    files: Sequence[Path], args: argparse.Namespace, folder: Path | None = None
+    files: Sequence[Path],
+    args: argparse.Namespace,
+    folder: Path | None = None,
+    registry: Sequence[Entry] = (),
 ) -> int:
     """Write ``DIR/NAME.netgent.yaml`` per repository, with the repository itself as the
-    workflow's trusted cache file (``__netgent__/NAME/NAME.json``)."""
+    workflow's trusted cache file (``__netgent__/NAME/NAME.json``); the workflows of a
+    registry (``registry``, one per file) are named by their ids. Nothing is written
+    unless every one converts."""
     from ..workflow.automaton import parse_automaton
     from ..workflow.store import cache_path
 
@@ -191,6 +224,8 @@ def convert_repositories(
             raise BadInput(f"{folder}: no NetGent state repository (*.json) in this folder")
     planned = []
     sources: dict[Path, Path] = {}
+    given = _given(args)
+    of = {e.file: e for e in registry}
     for path in files:
         data = original = read_json(str(path), "STATES")
         if isinstance(data, dict) and "state_repository" in data:
@@ -209,15 +244,28 @@ def convert_repositories(
         stem = path.name.removesuffix(".json")
         for suffix in ("_result", "-result", "_states", "-states"):
             stem = stem.removesuffix(suffix)
+        if path in of:
+            stem = of[path].id
         out_dir = out_folder(args.output) if args.output else path.parent
         workflow_file = out_dir / f"{stem}.netgent.yaml"
-        cache = cache_path(workflow_file, args.name or stem)
+        name = args.name if args.name and len(files) == 1 else stem
+        cache = cache_path(workflow_file, name)
         for target in (workflow_file, cache):
             if target.exists() and not args.force:
                 raise BadInput(f"{target} exists: pass --force to overwrite it, or -o elsewhere")
-        text = repository_yaml(args.name or stem, states, path, original)
+        try:
+            text = repository_yaml(name, states, path, original, of.get(path), given)
+        except ValueError as exc:
+            raise BadInput(f"{path}: {exc}") from None
         planned.append((cached_text, workflow_file, cache, text, len(states)))
         sources[workflow_file] = path
+    _write_planned(planned, sources)
+    return OK
+
+
+def _write_planned(planned: list[Any], sources: dict[Path, Path]) -> None:
+    """Write each planned workflow file and its cache, once every workflow file is valid:
+    one that is not writes nothing at all."""
     temporaries = []
     try:  # every workflow file is checked before any file is written
         for _, workflow_file, _, text, _ in planned:
@@ -235,7 +283,6 @@ def convert_repositories(
     finally:
         for tmp in temporaries:
             tmp.unlink(missing_ok=True)
-    return OK
 
 
 def out_folder(output: str) -> Path:
@@ -267,22 +314,34 @@ def _unique_names(states: Sequence[Any]) -> list[Any]:
     return out
 
 
-def repository_yaml(name: str, states: Sequence[Any], source: Path, data: Any = None) -> str:
+def repository_yaml(
+    name: str,
+    states: Sequence[Any],
+    source: Path,
+    data: Any = None,
+    registered: Entry | None = None,
+    given: dict[str, str] | None = None,
+) -> str:
     """The ``.netgent.yaml`` text of a NetGent state repository: each state's checks and
     actions in words, ``start_url`` from its first navigation, ``end`` where NetGent's
     ``end_state`` is set and ``continuous`` where its config says so. ``data`` is the
     file as loaded: its ``variables`` (or ``parameters``) give the vars' values, a newer
-    workflow's ``specification`` its description."""
+    workflow's ``specification`` its description; ``registered``, the registry's workflow it
+    is, its manifest's facts (:mod:`.registry`); ``given``, the ``--var`` values."""
     import re
     from urllib.parse import urlsplit
 
     import yaml
 
     from ..browser.session import START_PAGES
-    from ..workflow.netgent_formats import repository_variables
     from ..workflow.spec import RESERVED_NAMES
 
-    navigations = [str(a.params["url"]) for s in states for a in s.actions if a.type == "navigate"]
+    navigations = [
+        str(a.params["url"])
+        for s in states
+        for a in s.actions
+        if a.type in ("navigate", "go_to_url")
+    ]
     doc: dict[str, Any] = {"name": name}
     doc["description"] = f"Replays the NetGent state repository {source.name}"
     if isinstance(data, dict) and isinstance(data.get("specification"), str):
@@ -304,129 +363,65 @@ def repository_yaml(name: str, states: Sequence[Any], source: Path, data: Any = 
     texts = json.dumps([s.model_dump(mode="json") for s in states])
     found = re.findall(r"%([A-Za-z_]\w*)%|\{\{\s*([A-Za-z_]\w*)\s*\}\}", texts)
     used = sorted({a or b for a, b in found} - RESERVED_NAMES)
-    if used:
-        given = repository_variables(data)
-        doc["vars"] = {name: given.get(name, "") for name in used}
+    values = {**repository_variables(data), **(given or {})}
+    if registered is not None:
+        doc.update(_registry_doc(registered, data, used, values))
+    elif used:
+        doc["vars"] = {name: values.get(name, "") for name in used}
     if any(s.continuous for s in states) and not any(s.end_state for s in states):
         doc["duration"] = 60
-    doc["states"] = []
-    for state in states:
-        entry: dict[str, Any] = {"name": state.name}
-        if state.description:
-            entry["description"] = state.description
-        entry["triggers"] = [_check_words(c) for c in state.checks]
-        entry["actions"] = [_action_words(a) for a in state.actions if a.type != "terminate"]
-        if state.end_state:
-            entry["end"] = state.end_state
-        if state.continuous:
-            entry["continuous"] = True
-        elif state.repeat:
-            entry["repeat"] = state.repeat
-        doc["states"].append(entry)
+    doc["states"] = [_state_entry(state) for state in states]
     header = (
-        f"# Converted by `netgent convert {source.name}`: its states are cached, as they\n"
-        "# are, in __netgent__/; `pytest <this file>` replays them with no LLM.\n"
+        f"# Converted by `netgent convert {_shown(source, registered)}`: its states are\n"
+        "# cached, as they are, in __netgent__/; `pytest <this file>` replays them with\n"
+        "# no LLM.\n"
     )
+    if registered is not None:
+        notes = parameter_notes(registered).items()
+        header += "".join(f"# {n}: {said}\n" for n, said in notes)
     if "duration" in doc:
         header += "# It ends in a continuous state: set 'duration' to how long it should run.\n"
     return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=96)
 
 
-def _check_words(check: Any) -> str:
-    said = _check_said(check)
-    return f"It is not so that {said[0].lower()}{said[1:]}" if check.params.get("negate") else said
+def _state_entry(state: Any) -> dict[str, Any]:
+    """A state of the workflow file: its name, checks and actions in words, its end."""
+    entry: dict[str, Any] = {"name": state.name}
+    if state.description:
+        entry["description"] = state.description
+    entry["triggers"] = [check_words(c) for c in state.checks]
+    entry["actions"] = [action_words(a) for a in state.actions if a.type != "terminate"]
+    if state.end_state:
+        entry["end"] = state.end_state
+    if state.continuous:
+        entry["continuous"] = True
+    elif state.repeat:
+        entry["repeat"] = state.repeat
+    return entry
 
 
-def _check_said(check: Any) -> str:
-    p = check.params
-    from ..browser.session import START_PAGES
-
-    if check.type == "url":
-        if p["url"] in START_PAGES:
-            return "The browser shows its start page"
-        return f"The URL is {p['url']}"
-    if check.type == "element":
-        shown = "present" if check.presence_only else "visible"
-        return f"The element {p['by']} '{p['selector']}' is {shown}"
-    if check.type == "text":
-        return f"'{p['text']}' is shown"
-    if check.type == "title":
-        return f"The page title contains '{p['title']}'"
-    if check.type == "always_true":
-        return "Always"
-    if check.type in ("role", "media"):
-        return f"The page shows {check.describe()}"
-    return f"The script `{p['script']}` is true"
+def _shown(source: Path, registered: Entry | None) -> str:
+    """The converted file as the header names it (a registry's with its folder)."""
+    return f"{source.parent.name}/{source.name}" if registered is not None else source.name
 
 
-def _action_words(action: Any) -> str:
-    p = action.params
-    if "role" in p:
-        where = f"the {p['role']}" + (f" '{p['name']}'" if "name" in p else "")
-    elif "selector" in p:
-        where = f"the element {p.get('by', 'css selector')} '{p['selector']}'"
-    elif "x" in p:
-        where = f"the point ({p['x']}, {p['y']})"
-    else:
-        where = "the page"
-    words: dict[str, Callable[[], str]] = {
-        "navigate": lambda: f"Navigate to {p['url']}",
-        "click": lambda: f"Click {where}",
-        "type": lambda: f"Type '{p['text']}' into {where}",
-        "press_key": lambda: f"Press {p['key']}",
-        "scroll": lambda: (
-            f"Scroll {p.get('direction', 'down')} "
-            f"{p.get('pixels', p.get('amount', ''))} pixels in {where}".replace("  ", " ")
-        ),
-        "scroll_to": lambda: f"Scroll to {where}",
-        "move": lambda: f"Move the pointer to {where}",
-        "hover": lambda: f"Hover over {where}",
-        "set_value": lambda: f"Set {where} to {p['value']}",
-        "wait": lambda: f"Wait {p['seconds']} seconds",
-        "start_stats_logging": lambda: (
-            "Log video stats every "
-            f"{p.get('interval', 2.0)} seconds to {p.get('out_path', 'netgent_video_stats.jsonl')}"
-        ),
-        "stop_stats_logging": lambda: "Stop logging video stats",
-        **_newer_action_words(p),
-    }
-    describe: Callable[[], str] = action.describe
-    return words.get(action.type, describe)()
-
-
-def _newer_action_words(p: dict[str, Any]) -> dict[str, Callable[[], str]]:
-    """Words for NetGent's newer actions (tabs by name, texts, waits, WebRTC, env values)."""
-
-    def listed(value: Any) -> str:
-        return " or ".join(f"'{v}'" for v in (value if isinstance(value, list) else [value]))
-
-    shown = "shown" if str(p.get("visible", True)).lower() not in ("false", "0", "no") else "gone"
-    words: dict[str, Callable[[], str]] = {
-        "remember_tab": lambda: f"Remember this tab as '{p['name']}'",
-        "store_current_url": lambda: f"Store the current URL as '{p['name']}'",
-        "open_stored_url": lambda: (
-            f"Open the stored URL '{p['name']}'{p.get('suffix') or ''} in a new tab"
-        ),
-        "click_first_text": lambda: f"Click the button reading {listed(p['texts'])}",
-        "click_accessible_name": lambda: f"Click the button named {listed(p['names'])}",
-        "wait_for_element": lambda: f"Wait until '{p['selector']}' is {shown}",
-        "wait_for_text": lambda: f"Wait until '{p['text']}' is {shown}",
-        "start_webrtc_tracking": lambda: "Start tracking the WebRTC connections",
-        "collect_webrtc_metrics": lambda: f"Write the WebRTC metrics to {p['out_path']}",
-        "set_env_value": lambda: (
-            f"Type the value of ${p['env_var']} into the first of {listed(p['selectors'])}"
-        ),
-        "type_env": lambda: f"Type the value of ${p['env_var']} into '{p.get('selector', '')}'",
-        "click_first": lambda: f"Click the first of {listed(p['selectors'])}",
-        "click_text_env": lambda: f"Click the element reading the value of ${p['env_var']}",
-        "play_video": lambda: f"Play the video '{p.get('selector') or 'video'}'",
-        "go_to_url": lambda: (
-            f"Navigate to {p['url']}" + (" in a new tab" if p.get("new_tab") else "")
-        ),
-    }
-    if "name" in p:
-        words["switch_tab"] = lambda: f"Switch to the tab '{p['name']}'"
-    return words
+def _registry_doc(
+    entry: Entry, data: Any, used: list[str], values: dict[str, str]
+) -> dict[str, Any]:
+    """A registry workflow's description, metadata, vars (with the given values) and
+    secrets; a value given for a secret is refused (it goes in the environment)."""
+    fields = registry_fields(entry, data if isinstance(data, dict) else {}, used)
+    for secret, env in fields.get("secrets", {}).items():
+        if secret in values and secret not in repository_variables(data):
+            raise ValueError(
+                f"--var {secret}=...: the specification marks {secret!r} a <secret>: "
+                f"export {env}=... before running pytest instead"
+            )
+    if "vars" in fields:
+        fields["vars"] = {n: values.get(n, "") for n in fields["vars"]}
+    if entry.kind == "shell":
+        fields["category"] = "network_measurement"
+    return fields
 
 
 def convert_set(files: Sequence[Path], args: argparse.Namespace) -> int:

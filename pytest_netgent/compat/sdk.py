@@ -60,6 +60,9 @@ class NetGentResult:
     end_state: str = ""
     final_url: str = ""
     timeline: list[TimelineEvent] = field(default_factory=list)
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+    """The parsed results of the run's measurement steps (``ping``, ``iperf``, ``ndt``,
+    ``wget``), in order."""
     usage: Usage = field(default_factory=Usage)
     error: NetgentError | None = None
     context: list[Message] = field(default_factory=list)
@@ -178,6 +181,7 @@ class NetGent:
             end_state=result.end_state,
             final_url=result.final_url,
             timeline=result.timeline,
+            measurements=result.measurements,
             usage=recorder.synth.usage if recorder is not None else Usage(),
             error=result.error,
             context=recorder.context if recorder is not None else _executed(result, states),

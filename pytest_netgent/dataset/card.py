@@ -9,6 +9,7 @@ anything left out. ``DATASET.md`` is for people; the same facts are under ``"car
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -28,7 +29,8 @@ def summary(rows: Sequence[Mapping[str, str]], record: Mapping[str, Any]) -> dic
     apps: dict[str, dict[str, Any]] = {}
     for r in rows:
         app = apps.setdefault(
-            r.get("workflow", ""), {"category": r.get("category", ""), "items": 0}
+            r.get("workflow", ""),
+            {"category": r.get("category", ""), "items": 0, "source": _source(r)},
         )
         app["items"] += 1
     return {
@@ -64,10 +66,11 @@ def markdown(facts: Mapping[str, Any], left_out: Sequence[str] = ()) -> str:
         "",
         "## Applications",
         "",
-        "| workflow | category | items |",
-        "| --- | --- | --- |",
+        "| workflow | category | items | source |",
+        "| --- | --- | --- | --- |",
         *(
-            f"| {name or '(none)'} | {app['category'] or '(none)'} | {app['items']} |"
+            f"| {name or '(none)'} | {app['category'] or '(none)'} | {app['items']} "
+            f"| {app.get('source') or ''} |"
             for name, app in facts["applications"].items()
         ),
         "",
@@ -94,6 +97,20 @@ def markdown(facts: Mapping[str, Any], left_out: Sequence[str] = ()) -> str:
     if left_out:
         lines += ["", "## Left out (not whole)", "", *(f"- {why}" for why in left_out)]
     return "\n".join(lines) + "\n"
+
+
+def _source(row: Mapping[str, str]) -> str:
+    """Where a row's workflow came from, by its metadata: a NetGent registry's workflow
+    and version ("" when the workflow says nothing of it)."""
+    try:
+        facts = json.loads(row.get("metadata") or "{}")
+    except ValueError:
+        return ""
+    if not isinstance(facts, dict) or "netgent_id" not in facts:
+        return ""
+    name = facts.get("netgent_name") or facts["netgent_id"]
+    version = f" {facts['netgent_version']}" if facts.get("netgent_version") else ""
+    return f"NetGent registry: {name}{version}"
 
 
 def _s(n: int) -> str:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .keys import (
     CAPTURE_PLUGIN,
+    MEASURED_PROPERTY,
     NETWORK_PLUGIN,
     RUN_SECONDS_PROPERTY,
     STATES_PROPERTY,
@@ -160,6 +161,7 @@ def pytest_runtest_makereport(
         for prop in (
             (RUN_SECONDS_PROPERTY, round(elapsed, 4)),
             (STATES_PROPERTY, " > ".join(result.states_visited)),
+            *_measured(result.measurements),
         ):
             report.user_properties.append(prop)
             item.user_properties.append(prop)
@@ -229,3 +231,12 @@ def netgent_synthesiser(
         max_tokens=settings.llm_tokens,
         only=settings.llm_only,
     )
+
+
+def _measured(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The measurement steps' property, when the run made any."""
+    if not results:
+        return []
+    from ..measure import summary
+
+    return [(MEASURED_PROPERTY, " | ".join(summary(r) for r in results))]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from ..replay.diagnosis import clear_screenshots
 from ..replay.run import RunResult
 from ..workflow import store
 from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
-from .keys import result_key
+from .keys import METADATA_PROPERTY, result_key
 from .marks import item_marks
 from .reporting import ReportsErrors
 from .thirdparty import attempt, attempt_folder, repeat_count, repeat_ids, repeat_step_key
@@ -251,6 +252,9 @@ class WorkflowItem(ReportsErrors, pytest.Function):
         super().__init__(**kwargs)
         self.loaded = loaded
         self.params = params
+        if loaded.workflow.metadata:
+            facts = json.dumps(loaded.workflow.metadata, sort_keys=True)
+            self.user_properties.append((METADATA_PROPERTY, facts))
 
     @property
     def heal_command(self) -> str:
@@ -264,6 +268,7 @@ class WorkflowItem(ReportsErrors, pytest.Function):
             "workflow": workflow.name,
             "category": workflow.category or "",
             "parameters": dict(self.params),
+            "metadata": dict(workflow.metadata),
         }
 
     def artifacts_dir(self, root: Path) -> Path:

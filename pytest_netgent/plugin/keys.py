@@ -51,6 +51,12 @@ STATES_PROPERTY = "netgent_states"
 """Report property: the states the run went through, in order, joined by ``" > "`` (a
 plain string, so junitxml shows it as it is)."""
 
+MEASURED_PROPERTY = "netgent_measured"
+"""Report property: one line per measurement step (ping, iperf, ndt, wget) run."""
+METADATA_PROPERTY = "netgent_metadata"
+"""Report property: the workflow's ``metadata`` (JSON), e.g. a NetGent registry's
+id, name and version."""
+
 CAPTURE_PLUGIN = "netgent-capture"
 """The name the capture's pytest plugin is registered under (when capture is on)."""
 

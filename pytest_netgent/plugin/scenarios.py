@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import BrowserError, NetgentError, display_path, heal_command
+from ..measure import summary
 from ..scenario.spec import LoadedScenario
 from ..workflow.spec import Scalar
-from .keys import STATES_PROPERTY, capture_key, member_captures_key
+from .keys import MEASURED_PROPERTY, STATES_PROPERTY, capture_key, member_captures_key
 from .reporting import ReportsErrors
 
 if TYPE_CHECKING:
@@ -206,6 +207,14 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         ]
         if visited:
             self.user_properties.append((STATES_PROPERTY, "; ".join(visited)))
+        measured = [
+            f"{o.name}: {summary(m)}"
+            for o in self.outcomes
+            if o.result is not None
+            for m in o.result.measurements
+        ]
+        if measured:  # the measurement steps each member ran, as an item's
+            self.user_properties.append((MEASURED_PROPERTY, " | ".join(measured)))
         for o in self.outcomes:  # record mode: what each member synthesised and wrote
             if o.result is not None and o.result.record is not None:
                 self._record_summary(o.name, o.result.record)

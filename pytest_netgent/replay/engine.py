@@ -193,6 +193,7 @@ class Engine:
         self.sampler.started = self.webrtc.started = time.time()  # samples count from here
         self.result.qoe = self.sampler.samples
         self.result.webrtc = self.webrtc.samples
+        self.result.measurements = self.tools.measurements
         self.result.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._event("start", detail=self.workflow)
         dead, final = False, None

@@ -80,6 +80,9 @@ class RunResult:
     """Video quality samples of ``start_video_sampling`` (see :mod:`..browser.qoe`)."""
     webrtc: list[WebrtcSample] = field(default_factory=list)
     """WebRTC samples of ``start_webrtc_tracking`` (see :mod:`..browser.webrtc`)."""
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+    """Parsed results of the run's measurement steps (``ping``, ``iperf``, ``ndt``,
+    ``wget``: see :mod:`..measure`)."""
     watchers: list[Watcher] = field(default_factory=list, repr=False, compare=False)
     """Told of every timeline event and every look at the page (``--netgent-trace``)."""
 

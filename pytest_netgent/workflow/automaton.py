@@ -20,6 +20,7 @@ from .vocabulary import (
     CHECK_TYPED,
     CHECK_TYPES,
     CSS_ONLY,
+    FORMAT_2_ACTIONS,
     FORMAT_2_CHECKS,
     LOCATED,
     SELECTOR_CHAIN,
@@ -97,7 +98,7 @@ class Check(BaseModel):
                 f" with text {p['text']!r}" if "text" in p else ""
             )
         if self.type == "text":
-            return f"text contains {p['text']!r}"
+            return f"text contains {p['text']!r}" + (" in any case" if p.get("ignore_case") else "")
         if self.type == "title":
             return f"title {p.get('match', 'contains')} {p['title']!r}"
         if self.type == "always_true":
@@ -132,7 +133,9 @@ def _role_described(p: dict[str, Any]) -> str:
 def check_format(check: Check) -> int:
     """The cache format a file holding ``check`` needs (1: any reader of the package)."""
     p = check.params
-    if check.type in FORMAT_2_CHECKS or {"negate", "count", "at_least"} & set(p):
+    if check.type in FORMAT_2_CHECKS or {"negate", "count", "at_least", "ignore_case", "arg"} & set(
+        p
+    ):
         return 2
     return 2 if check.type == "element" and "text" in p else 1
 
@@ -325,7 +328,9 @@ class Automaton(BaseModel):
         """The lowest format that holds these states (see :data:`FORMAT`)."""
         checks = (check_format(c) for s in self.states for c in s.checks)
         actions = (
-            2 if a.type == "set_value" or a.by_role else 1 for s in self.states for a in s.actions
+            2 if a.type in FORMAT_2_ACTIONS or a.by_role else 1
+            for s in self.states
+            for a in s.actions
         )
         return max((*checks, *actions), default=1)
 

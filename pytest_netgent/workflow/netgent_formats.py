@@ -7,7 +7,11 @@
 - a workflow of NetGent's newer engine: ``specification`` (what it does, in words),
   ``states`` (unnamed) and ``parameters`` (names its ``{{name}}`` placeholders use);
 - NetGent's first format, where a check is ``{"type", "value"}`` and an action a call,
-  ``"click(by='css selector', selector='...', fallback_x=...)"``.
+  ``"click(by='css selector', selector='...', fallback_x=...)"``;
+- its Playwright-era engine's checks (``check_element``, ``check_url``, ``check_text``,
+  ``check_javascript``), read as the checks of the same meaning, and actions, whose
+  Playwright selectors (CSS; XPath when they start with ``//`` or ``xpath=``; ``>>>``
+  into a frame) are read as a ``by`` and a ``selector``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ import ast
 import json
 import re
 from typing import Any
+
+ONE_PASS = "Workflow Completed"
+"""The end a newer engine's workflow without an ``end_state`` reaches (its engine's own
+words), once its states have run."""
 
 _CHECK_PARAM = {"url": "url", "text": "text", "title": "title", "script": "script"}
 _ACTION_NAMES = {"navigate_to": "navigate"}
@@ -28,7 +36,10 @@ _POSITIONAL = {"terminate": "reason", "navigate": "url", "wait": "seconds",
 
 
 def legacy_check(check: Any) -> Any:
-    """NetGent's first repository format wrote a check as ``{"type", "value"}``."""
+    """NetGent's first repository format wrote a check as ``{"type", "value"}``; its
+    Playwright-era engine names checks ``check_*`` (:func:`playwright_check`)."""
+    if isinstance(check, dict) and str(check.get("type", "")) in PLAYWRIGHT_CHECKS:
+        return playwright_check(check)
     if not (isinstance(check, dict) and "value" in check and "params" not in check):
         return check
     kind = str(check.get("type", ""))
@@ -47,6 +58,8 @@ def legacy_action(action: Any) -> Any:
     ``fallback_*`` page coordinates are not screen points, so they are left out. A call
     whose quoting Python would refuse (a quote inside a quoted selector, as NetGent wrote
     some) is read argument by argument."""
+    if isinstance(action, dict):
+        return playwright_action(action)
     if not isinstance(action, str):
         return action
     try:
@@ -134,6 +147,11 @@ def repository_states(data: Any) -> Any:
             {"name": f"State {n}", **s} if isinstance(s, dict) and "name" not in s else s
             for n, s in enumerate(data["states"], 1)
         ]
+        ends = [s for s in states if isinstance(s, dict) and s.get("end_state")]
+        if states and not ends and isinstance(states[-1], dict):
+            # its engine runs the states that hold once, in one pass, and is done: the
+            # last one ends the workflow
+            states[-1] = {**states[-1], "end_state": ONE_PASS}
         return {"states": states}
     return data
 
@@ -154,3 +172,121 @@ def repository_variables(data: Any) -> dict[str, str]:
             for k, v in parameters.items()
         }
     return {}
+
+
+PLAYWRIGHT_CHECKS = frozenset({"check_element", "check_url", "check_text", "check_javascript"})
+"""The check types of NetGent's Playwright-era engine."""
+
+PLAYWRIGHT_SELECTED = frozenset({"click_element", "input_text", "select_dropdown_option", "scroll"})
+"""Its actions whose ``selector`` is a Playwright selector (with no ``by``)."""
+
+_ENGINES = re.compile(r"^(text|role|id|data-testid|internal:[\w-]+|nth|visible)=|:has-text\(|"
+                      r":text(-is|-matches)?\(|:visible\b|:nth-match\(|(^|\s)>>(\s|$)")  # fmt: skip
+"""Playwright's own selector engines, which no browser's CSS or XPath reads."""
+
+
+def playwright_selector(selector: Any) -> tuple[str, str]:
+    """``(by, selector)`` of a selector NetGent's Playwright engine reads: XPath when it
+    starts with ``//``, ``/`` or ``xpath=``, else CSS (``css=`` dropped); ``A >>> B``,
+    ``B`` in the frame ``A``, is this package's chain ``A >> B``. A selector only
+    Playwright reads (``text=``, ``:has-text()``, a ``>>`` chain) is refused with how to
+    write it."""
+    text = str(selector).strip()
+    if not text:
+        raise ValueError("selector: is empty: give the CSS or XPath of the element")
+    if _ENGINES.search(text.replace(">>>", "   ")):
+        raise ValueError(
+            f"selector {text!r} uses a selector engine only Playwright reads (text=, role=, "
+            ":has-text(), a '>>' chain): write it as CSS or XPath (e.g. "
+            "//button[normalize-space(.)='Join']), with '>>>' before a frame's part"
+        )
+    links = [part.strip() for part in text.split(">>>")]
+    if any(not part for part in links):
+        raise ValueError(
+            f"selector {text!r}: a '>>>' link is empty: name the frame, then the element"
+        )
+    last = links[-1]
+    by = "css selector"
+    if last.startswith("xpath="):
+        by, last = "xpath", last.removeprefix("xpath=")
+    elif last.startswith(("//", ".//", "/", "(/")):
+        by = "xpath"
+    elif last.startswith("css="):
+        last = last.removeprefix("css=")
+    frames = [f.removeprefix("css=") for f in links[:-1]]
+    return by, " >> ".join([*frames, last])
+
+
+def playwright_check(check: dict[str, Any]) -> dict[str, Any]:
+    """A ``check_*`` check of NetGent's Playwright engine as the check of its meaning:
+    ``check_url`` an exact URL; ``check_element`` an element in its ``state`` (visible by
+    default, ``attached`` present, ``hidden`` not visible, ``detached`` absent);
+    ``check_text`` text on the page, ``exact`` (its default) an element whose whole text it
+    is, else contained in any case; ``check_javascript`` a script, called with ``arg`` when
+    it is a function. Its ``timeout`` (how long Playwright polls) is the engine's own
+    ticks here."""
+    kind = str(check["type"])
+    p = check.get("params") or {}
+    if not isinstance(p, dict):
+        return check
+    if kind == "check_url":
+        return {"type": "url", "params": {"url": p.get("url")}}
+    if kind == "check_javascript":
+        params: dict[str, Any] = {"script": p.get("script")}
+        if p.get("arg") is not None:
+            params["arg"] = p["arg"]
+        return {"type": "script", "params": params}
+    visible = _flag(p.get("check_visibility", True))
+    if kind == "check_text":
+        text = p.get("text")
+        if not _flag(p.get("exact", True)):
+            out = {"text": text, "ignore_case": True}
+            return {
+                "type": "text",
+                "params": out if visible else {**out, "check_visibility": False},
+            }
+        whole = {"by": "xpath", "selector": f"//*[normalize-space(.)={xpath_literal(str(text))}]"}
+        return {"type": "element", "params": whole if visible else {**whole, "visible": False}}
+    by, selector = playwright_selector(p.get("selector", ""))
+    state = p.get("state") or ("visible" if visible else "attached")
+    if state not in ("visible", "attached", "hidden", "detached"):
+        raise ValueError(
+            f"check_element: state {state!r} is none of visible, attached, hidden, detached"
+        )
+    params = {"by": by, "selector": selector}
+    if state in ("attached", "detached"):
+        params["visible"] = False
+    if state in ("hidden", "detached"):
+        params["negate"] = True
+    return {"type": "element", "params": params}
+
+
+def playwright_action(action: dict[str, Any]) -> dict[str, Any]:
+    """An action of NetGent's Playwright engine with its selector read
+    (:func:`playwright_selector`) as a ``by`` and a ``selector``."""
+    p = action.get("params")
+    kind = action.get("type")
+    if kind not in PLAYWRIGHT_SELECTED or not isinstance(p, dict) or "by" in p:
+        return action
+    if "selector" not in p or (kind == "scroll" and p.get("selector") is None):
+        return {**action, "params": {k: v for k, v in p.items() if k != "selector"}}
+    if kind == "scroll" and "down" not in p and "num_pages" not in p:
+        return action  # this package's own scroll: 'by' goes with its selector
+    by, selector = playwright_selector(p["selector"])
+    return {**action, "params": {**p, "by": by, "selector": selector}}
+
+
+def xpath_literal(value: str) -> str:
+    """``value`` as an XPath string literal (``concat()`` when it holds both quotes)."""
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    parts = value.split("'")
+    return "concat(" + ', "\'", '.join(f"'{part}'" for part in parts) + ")"
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)

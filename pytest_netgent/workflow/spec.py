@@ -109,6 +109,12 @@ class Workflow(BaseModel):
     group: str = Field(
         "", description="Items of one group never run at the same time (xdist_group)."
     )
+    metadata: dict[str, Scalar] = Field(
+        default_factory=dict,
+        description="Facts about the workflow kept with each of its items: in the report's "
+        "properties, item.json and the dataset manifest (e.g. the NetGent registry's id, "
+        "name and version of a converted workflow).",
+    )
     start_url: str = Field(
         "", description="Page opened before the first state; may use {base_url} and vars."
     )

@@ -15,6 +15,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from ..measure import STEP_PARAMS
+
 BY_VALUES = (
     "css selector",
     "xpath",
@@ -41,9 +43,9 @@ CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("by", "selector"),
         ("visible", "check_visibility", "timeout", "text", *_COUNT, "negate"),
     ),
-    "text": (("text",), ("check_visibility", "timeout", "negate")),
+    "text": (("text",), ("check_visibility", "timeout", "ignore_case", "negate")),
     "title": (("title",), ("match", "negate")),
-    "script": (("script",), ("negate",)),
+    "script": (("script",), ("arg", "negate")),
     "always_true": ((), ()),
     "role": (
         ("role",),
@@ -57,7 +59,7 @@ CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 FORMAT_2_CHECKS = frozenset({"role", "media"})
 """Check types a file of format 1 cannot hold (and the parameters below)."""
-FORMAT_2_PARAMS = frozenset({"negate", "count", "at_least", "text"})
+FORMAT_2_PARAMS = frozenset({"negate", "count", "at_least", "text", "ignore_case", "arg"})
 """Parameters of format 2 (``text`` on an ``element`` check: its text)."""
 
 STATES = (
@@ -120,6 +122,15 @@ ActionType = Literal[
     "click_text_env",
     "play_video",
     "go_to_url",
+    "click_element",
+    "input_text",
+    "send_keys",
+    "scroll_to_text",
+    "select_dropdown_option",
+    "ping",
+    "iperf",
+    "ndt",
+    "wget",
 ]
 """Every action type a state may use: the one list, which the message models
 (:mod:`.messages`) and the action registry (``browser/actions.py``) follow."""
@@ -129,7 +140,10 @@ ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "click": ((), (*_TARGET, *_POINT, "percentage")),
     "type": (("text",), (*_TARGET, *_POINT, "clear")),
     "press_key": (("key",), _TARGET),
-    "scroll": ((), ("direction", "amount", "times", "pixels", *_TARGET, *_POINT)),
+    "scroll": (
+        (),
+        ("direction", "amount", "times", "pixels", "down", "num_pages", *_TARGET, *_POINT),
+    ),
     "scroll_to": ((), (*_TARGET, *_POINT)),
     "hover": ((), (*_TARGET, *_POINT, "percentage")),
     "move": ((), (*_TARGET, *_POINT, "percentage")),
@@ -158,12 +172,27 @@ ACTION_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "click_text_env": (("env_var",), ("timeout",)),
     "play_video": ((), ("selector", "timeout")),
     "go_to_url": (("url",), ("new_tab",)),
+    "click_element": (("selector",), ("by", "timeout_ms")),
+    "input_text": (("selector", "text"), ("by", "timeout_ms")),
+    "send_keys": (("keys",), ()),
+    "scroll_to_text": (("text",), ()),
+    "select_dropdown_option": (("selector", "text"), ("by", "timeout_ms")),
+    **STEP_PARAMS,
 }
 """Each action type's ``(required, optional)`` parameters: the action registry
 (``browser/actions.py``), with NetGent's action and parameter names (``move``,
 ``terminate``, ``start_stats_logging``, ``pixels``, ``percentage``, ``x``/``y``), and
 NetGent's newer ones (tabs by name, stored addresses, clicks by text or accessible name,
-waits, WebRTC metrics, environment values, ``play_video``)."""
+waits, WebRTC metrics, environment values, ``play_video``), its Playwright-era engine's
+(``click_element``, ``input_text``, ``send_keys``, ``scroll`` by ``num_pages``,
+``scroll_to_text``, ``select_dropdown_option``) and its network measurement steps
+(``ping``, ``iperf``, ``ndt``, ``wget``: :mod:`..measure`)."""
+
+FORMAT_2_ACTIONS = frozenset(
+    {"set_value", "click_element", "input_text", "send_keys", "scroll_to_text"}
+    | {"select_dropdown_option", *STEP_PARAMS}
+)
+"""Action types a file of format 1 cannot hold."""
 
 _Match = Literal["exact", "prefix", "contains", "pattern"] | None
 """How a url or title check compares (``checks.js``); ``None``: the check's default."""
@@ -195,6 +224,7 @@ class _ElementCheck(_Params):
 class _TextCheck(_Params):
     text: str
     check_visibility: bool | None = None
+    ignore_case: bool | None = None
 
 
 class _TitleCheck(_Params):
@@ -276,7 +306,7 @@ def _close(name: str, allowed: Iterable[str]) -> str:
 
 _NUMBERS = {
     *("seconds", "interval", "pixels", "amount", "times", "x", "y", "percentage", "timeout"),
-    *("count", "at_least", "min_height", "advanced"),
+    *("count", "at_least", "min_height", "advanced", "timeout_ms", "num_pages"),
     "index",  # an element's among the matches, an option's, a tab's
 }
 """Parameters that are numbers wherever they appear."""

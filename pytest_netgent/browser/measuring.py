@@ -1,0 +1,62 @@
+"""NetGent's network measurement steps as actions of a state: ``ping``, ``iperf``,
+``ndt`` and ``wget`` run the real tools (:mod:`..measure`) and keep their parsed results
+with the run, for the item's folder and the dataset manifest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .waits import ActionFailed, Waits
+
+
+class StepFailed(ActionFailed):
+    """A measurement step failed: the tool is missing, the far end did not answer, or it
+    ran out of time; the message says which and what to do."""
+
+    cause = "network measurement failed"
+
+
+class MeasureActions(Waits):
+    """The measurement steps, writing in the run's ``output`` folder and keeping their
+    results in ``measurements`` (secrets redacted)."""
+
+    measurements: list[dict[str, Any]]
+    output: Path
+    redact: Callable[[str], str]
+
+    def ping(self, params: dict[str, Any]) -> None:
+        """``ping {host, count, interval_seconds, timeout_seconds, packet_size}``."""
+        self._step("ping", params)
+
+    def iperf(self, params: dict[str, Any]) -> None:
+        """``iperf {host, port, duration_seconds, interval_seconds, omit_seconds, udp,
+        reverse, bitrate, parallel}`` (iperf3's client)."""
+        self._step("iperf", params)
+
+    def ndt(self, params: dict[str, Any]) -> None:
+        """``ndt {download, upload, server, service_url, ...}`` (an NDT7 client)."""
+        self._step("ndt", params)
+
+    def wget(self, params: dict[str, Any]) -> None:
+        """``wget {url, output_file, timeout_seconds, tries, user_agent,
+        no_check_certificate}``."""
+        self._step("wget", params)
+
+    def _step(self, kind: str, params: dict[str, Any]) -> None:
+        __tracebackhide__ = True  # ``params`` holds the filled values, secrets too
+        from ..measure import MeasureError, run_step
+
+        try:
+            result = run_step(
+                kind,
+                params,
+                folder=self.output,
+                deadline=self.deadline,
+                redact=self.redact,
+                stop=self.cancel,
+            )
+        except MeasureError as exc:
+            raise StepFailed(str(exc)) from None
+        self.measurements.append(result)
