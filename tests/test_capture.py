@@ -271,6 +271,33 @@ def test_each_netlog_holds_its_own_items_requests(captured: Run) -> None:
 
 
 @needs_pcap
+def test_every_item_says_what_shaped_its_traffic_beside_the_network(captured: Run) -> None:
+    """The browser's and the machine's facts, read from the browser and the kernel: a
+    headless, software-rendered run is one a player may serve a lower quality."""
+    for row in captured.rows:
+        assert row["browser"].startswith("chrome ") and row["driver"][:1].isdigit(), row
+        assert row["headless"] == "yes" and row["uc"] == "no" and row["grid"] == "no"
+        assert row["rendering"].startswith(("software (", "gpu (")), row["rendering"]
+        assert re.fullmatch(r"\d+x\d+@[\d.]+", row["viewport"]), row["viewport"]
+        assert re.fullmatch(r"(\w+=(yes|no) ?){5}", row["codecs"]), row["codecs"]
+        assert "vp9=yes" in row["codecs"] and "opus=yes" in row["codecs"]
+        assert row["cpus"] == str(os.cpu_count())
+        assert 0.0 <= float(row["cpu_busy_pct"]) <= 100.0
+    card = (captured.root / "DATASET.md").read_text("utf-8")
+    environment = card.split("## Environment", 1)[1].split("##", 1)[0]
+    assert re.search(r"- headless: yes \(\d+ items\)", environment), environment
+    assert "a player may choose a lower bitrate" in environment
+
+
+def test_a_renderer_is_named_gpu_or_software() -> None:
+    from pytest_netgent.browser.environment import rendering
+
+    assert rendering("ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device))").startswith("software")
+    assert rendering("ANGLE (NVIDIA, NVIDIA GeForce RTX 3060)").startswith("gpu (ANGLE (NVIDIA")
+    assert rendering("") == "software (no WebGL)"
+
+
+@needs_pcap
 def test_no_secret_reaches_a_file_name_the_manifest_or_a_log(captured: Run) -> None:
     texts = [(captured.root / "manifest.csv").read_text()]
     for path in captured.root.rglob("*"):

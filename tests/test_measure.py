@@ -263,8 +263,9 @@ def test_wget_keeps_output_file(tmp_path: Path, http_url: str) -> None:
     kept = tmp_path / "downloads" / "big.bin"
     assert result["output_file"] == str(kept.resolve())
     assert kept.stat().st_size == MIB == result["bytes"]
-    assert result["command"][3:] == [
-        str(kept.resolve()),
+    written = Path(result["command"][3])  # written beside it, moved once it is whole
+    assert written.parent == kept.resolve().parent and written.suffix == ".part"
+    assert result["command"][4:] == [
         "--timeout",
         "10",
         "--tries",
@@ -273,16 +274,25 @@ def test_wget_keeps_output_file(tmp_path: Path, http_url: str) -> None:
         "netgent-test",
         f"{http_url}/big",
     ]
-    absolute = tmp_path / "elsewhere.bin"
-    other = run_step(
-        "wget", {"url": f"{http_url}/big", "output_file": str(absolute)}, folder=tmp_path / "f"
-    )
-    assert other["output_file"] == str(absolute) and absolute.stat().st_size == MIB
+    assert sorted(p.name for p in kept.parent.iterdir()) == ["big.bin"]
+    with pytest.raises(MeasureError, match="leaves the item's folder"):
+        run_step(
+            "wget", {"url": f"{http_url}/big", "output_file": str(tmp_path / "elsewhere.bin")},
+            folder=tmp_path / "f",
+        )  # fmt: skip
+
+
+def test_a_failed_download_leaves_a_kept_file_as_it_was(tmp_path: Path, http_url: str) -> None:
+    (tmp_path / "x.bin").write_bytes(b"before")
+    with pytest.raises(MeasureError, match="404"):
+        run_step("wget", {"url": f"{http_url}/missing", "output_file": "x.bin"}, folder=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["x.bin"]
+    assert (tmp_path / "x.bin").read_bytes() == b"before"
 
 
 def test_wget_output_file_stays_in_the_folder(tmp_path: Path) -> None:
     params = {"url": "http://127.0.0.1:9/", "output_file": "../out.bin"}
-    with pytest.raises(MeasureError, match="leaves the folder"):
+    with pytest.raises(MeasureError, match="leaves the item's folder"):
         run_step("wget", params, folder=tmp_path / "inside")
 
 

@@ -87,7 +87,7 @@ def test_one_workflow_folder_or_file_converts_alone(
     assert code == 0, err
     assert document(tmp_path / "a" / "test_shell_workflow.netgent.yaml")["vars"] == {
         "host": "127.0.0.1",
-        "count": "",
+        "count": None,  # to be given: NetGent runs no workflow with a parameter missing
     }
     code, err = convert(capsys, str(folder / "workflow.json"), "-o", str(tmp_path / "b"))
     assert code == 0, err
@@ -102,6 +102,17 @@ def test_the_converted_registry_collects_one_item_per_workflow(
     result = project.run("reg", "--collect-only", "-q")
     names = sorted(line.split("::")[-1] for line in result.outlines if ".netgent.yaml::" in line)
     assert names == IDS, result.outlines
+
+
+def test_a_parameter_left_without_a_value_fails_its_item_naming_it(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    converted(project, capsys, REGISTRY / "workflows" / "test_shell_workflow", "host=127.0.0.1")
+    result = project.run()
+    result.assert_outcomes(errors=1)
+    text = result.stdout.str()
+    assert "test_shell_workflow.netgent.yaml:" in text and "var 'count' has no value" in text
+    assert "--var count=VALUE" in text
 
 
 def test_a_file_not_understood_is_refused_and_nothing_is_written(
@@ -149,6 +160,7 @@ def test_a_value_for_a_secret_parameter_is_refused(
         ("button.join", ("css selector", "button.join")),
         ("//h1[@id='x']", ("xpath", "//h1[@id='x']")),
         ("xpath=//a", ("xpath", "//a")),
+        ("..//a", ("xpath", "..//a")),
         (
             "iframe#call >>> input[type=password]",
             ("css selector", "iframe#call >> input[type=password]"),
@@ -166,19 +178,40 @@ def test_selectors_only_playwright_reads_are_refused_with_the_fix(given: str) ->
 
 
 def test_check_element_states_keep_their_meaning() -> None:
-    def read(state: str) -> dict[str, Any]:
-        check = {"type": "check_element", "params": {"selector": "#x", "state": state}}
+    def read(state: str, **more: Any) -> dict[str, Any]:
+        check = {"type": "check_element", "params": {"selector": "#x", "state": state, **more}}
         return dict(playwright_check(check)["params"])
 
-    assert read("visible") == {"by": "css selector", "selector": "#x"}
-    assert read("attached") == {"by": "css selector", "selector": "#x", "visible": False}
-    assert read("hidden") == {"by": "css selector", "selector": "#x", "negate": True}
-    assert read("detached") == {
-        "by": "css selector",
-        "selector": "#x",
-        "visible": False,
-        "negate": True,
+    # the first match, as Playwright's locator.first waits on it; a transparent one is shown
+    shown = {"by": "css selector", "selector": "#x", "first": True, "transparent": True}
+    assert read("visible") == shown
+    assert read("hidden") == {**shown, "negate": True}
+    present = {"by": "css selector", "selector": "#x", "first": True, "visible": False}
+    assert read("attached") == present
+    assert read("detached") == {**present, "negate": True}
+    assert read("visible", timeout=3)["timeout"] == 3  # the page is given that long
+
+
+def test_check_text_reads_what_a_reader_reads_and_never_an_empty_text() -> None:
+    exact = playwright_check({"type": "check_text", "params": {"text": "Join  now"}})
+    assert exact["type"] == "element" and exact["params"]["by"] == "xpath"
+    assert "normalize-space(.)='Join now'" in exact["params"]["selector"]
+    assert "ancestor-or-self::script" in exact["params"]["selector"]  # nor head, style...
+    loose = {"text": "join", "exact": False, "check_visibility": False}
+    assert playwright_check({"type": "check_text", "params": loose}) == {
+        "type": "text",
+        "params": {"text": "join", "ignore_case": True, "check_visibility": False},
     }
+    with pytest.raises(ValueError, match="text is empty"):
+        playwright_check({"type": "check_text", "params": {"text": " "}})
+
+
+@pytest.mark.parametrize(
+    "given", ['"Join now"', "button:left-of(#x)", "xpath=//iframe >>> button", "..//a >>> b"]
+)
+def test_more_selectors_only_playwright_reads_are_refused(given: str) -> None:
+    with pytest.raises(ValueError, match="selector"):
+        playwright_selector(given)
 
 
 # ----------------------------------------------------------------- runs against local servers
@@ -315,7 +348,7 @@ def test_a_shell_workflow_is_a_scenario_member_beside_a_browser_workflow(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     workflows = REGISTRY / "workflows"
-    converted(project, capsys, workflows / "test_shell_workflow", "host=127.0.0.1", "count=4")
+    converted(project, capsys, workflows / "test_shell_workflow")  # its values come below
     converted(project, capsys, workflows / "test_browser_workflow", f"url={project.base_url}/wiki/")
     project.workflow(
         "together",
@@ -324,12 +357,13 @@ def test_a_shell_workflow_is_a_scenario_member_beside_a_browser_workflow(
         scenario:
           - name: pinger
             workflow: test_shell_workflow.netgent.yaml
+            vars: {host: 127.0.0.1, count: 4}
           - name: reader
             workflow: test_browser_workflow.netgent.yaml
         """,
     )
     result = project.run("together.netgent.yaml", "--junitxml=j.xml")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=1)  # the shell workflow alone, with no values, is an error
     junit = (project.path / "j.xml").read_text("utf-8")
     assert "ping 127.0.0.1: 4/4" in junit, junit
 
@@ -371,3 +405,40 @@ def test_netgent_e_runs_a_shell_workflow_and_writes_its_results(
     assert result["end_state"] == "Workflow Completed"
     (ping,) = result["measurements"]
     assert ping["step"] == "ping" and ping["transmitted"] == 2 and ping["received"] == 2
+
+
+def test_playwright_checks_hold_where_playwright_says_and_nowhere_else(
+    netgent_browser: Any, base_url: str
+) -> None:
+    from pytest_netgent.browser.page import evaluate
+    from pytest_netgent.workflow.automaton import Check
+
+    driver = netgent_browser.driver
+    driver.get(base_url + "/wiki/")
+    driver.execute_script(
+        "document.body.insertAdjacentHTML('beforeend', arguments[0]);",
+        '<p class="dup" style="display:none">one</p><p class="dup">two</p>'
+        '<p id="clear" style="opacity:0">see-through</p>'
+        "<script>const word = 'scriptword';</script><p>Shown words</p>",
+    )
+
+    def holds(kind: str, **params: Any) -> bool:
+        check = Check.model_validate(playwright_check({"type": kind, "params": params}))
+        tick = evaluate(driver, [{"checks": [check.model_dump()]}], None, 0)
+        assert tick.ok, tick.error
+        return bool(tick.results[0][0][0])
+
+    assert not holds("check_element", selector="p.dup")  # the first match is hidden
+    assert holds("check_element", selector="p.dup", state="attached")
+    assert holds("check_element", selector="#clear")  # transparent: Playwright shows it
+    assert not holds("check_element", selector="#clear", state="hidden")
+    assert holds("check_element", selector="#nothing", state="detached")
+    assert holds("check_text", text="Shown words")
+    assert not holds("check_text", text="Shown")  # exact: the element's whole text
+    assert holds("check_text", text="shown WORDS", exact=False)
+    for visible in (True, False):  # a script's text is no page text
+        assert not holds("check_text", text="scriptword", exact=False, check_visibility=visible)
+        assert not holds("check_text", text="const word = 'scriptword';", check_visibility=visible)
+    assert holds("check_javascript", script="(n) => n === 2", arg=2)
+    assert not holds("check_javascript", script="(n) => n === 2", arg=3)
+    assert not holds("check_javascript", script="async () => true")  # a promise: no answer

@@ -49,6 +49,31 @@ function inViewport(el) {
   return r.top >= 0 && r.left >= 0 && r.bottom <= h && r.right <= w;
 }
 
+// Visible as Playwright counts it: a box of some size, not display:none nor
+// visibility:hidden (a transparent element counts).
+function isBoxed(el) {
+  if (!el || el.nodeType !== 1) return false;
+  if (el.checkVisibility && !el.checkVisibility({checkVisibilityCSS: true})) return false;
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && r.height > 0;
+}
+
+// The document's text but for what no reader reads: its head, scripts, styles, templates.
+function readable() {
+  const skip = new Set(["HEAD", "SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE"]);
+  const walker = document.createTreeWalker(document.documentElement, NodeFilter.SHOW_TEXT, {
+    acceptNode: (node) => {
+      for (let el = node.parentElement; el; el = el.parentElement) {
+        if (skip.has(el.tagName)) return NodeFilter.FILTER_REJECT;
+      }
+      return NodeFilter.FILTER_ACCEPT;
+    },
+  });
+  const parts = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) parts.push(node.data);
+  return parts.join(" ");
+}
+
 function isVisible(el) {
   if (!el || el.nodeType !== 1) return false;
   if (el.checkVisibility &&
@@ -179,13 +204,14 @@ function evaluate(first) {
           }
           case "element": {
             const where = ngFind(p.by, p.selector);
-            let found = where.found;
+            // first: only the first match counts, as Playwright's locator.first waits on it
+            let found = p.first === true ? where.found.slice(0, 1) : where.found;
             if (p.text !== undefined) {
               found = found.filter((el) => (el.innerText || el.textContent || "").includes(p.text));
             }
             if (p.visible === false || p.check_visibility === false) ok = counted(found, p);
             else if (p.check_visibility === true) ok = counted(found.filter(inViewport), p);
-            else ok = counted(found.filter(isVisible), p);
+            else ok = counted(found.filter(p.transparent === true ? isBoxed : isVisible), p);
             if (where.far !== undefined) {
               far.push(c);
               err = "inside a frame of another origin (link " + (where.far + 1) + ")";
@@ -200,7 +226,7 @@ function evaluate(first) {
             // roots and frames is looked for only when the document's own does not hold it
             // ignore_case: as Playwright's get_by_text(exact=False) (NetGent's check_text)
             ok = p.check_visibility === false
-              ? holds(document.documentElement.textContent || "", p)
+              ? holds(p.ignore_case === true ? readable() : document.documentElement.textContent || "", p)
               : holds(text(), p) || holds(deepText(), p);
             unseen = unseen || !ok;
             if (!ok && p.check_visibility !== false && farFrame()) {
@@ -220,7 +246,13 @@ function evaluate(first) {
             // a function (Playwright's wait_for_function, NetGent's check_javascript) is
             // called with its arg: the function itself is no answer
             const value = fn();
-            ok = Boolean(typeof value === "function" ? value(p.arg) : value);
+            const answer = typeof value === "function" ? value(p.arg) : value;
+            if (answer && typeof answer.then === "function") {
+              failed = true;  // a promise is no answer yet: the check does not hold
+              err = "the script returned a promise: write it to return true or false";
+              break;
+            }
+            ok = Boolean(answer);
             break;
           }
           case "role": {

@@ -58,5 +58,5 @@ class MeasureActions(Waits):
                 stop=self.cancel,
             )
         except MeasureError as exc:
-            raise StepFailed(str(exc)) from None
+            raise StepFailed(self.redact(str(exc))) from None  # secrets out at the source
         self.measurements.append(result)

@@ -6,7 +6,8 @@ the file loads: ``workflow/netgent_formats.py``).
 NetGent acts on the first element its selector matches, and falls back as Playwright
 lets it: a click that the page refuses is made by the element's own ``click()``, then by
 the mouse at its middle, and a click that opens a tab (a popup) goes on in that tab; text
-is typed after the field is emptied and clicked, else set by the field's value. Where
+is typed into the emptied field, else as keys once it is clicked and has the focus (never
+into whatever else took it), else set as the field's value. Where
 NetGent sleeps five seconds between two actions for the page to catch up, these wait for
 their element (up to the action timeout), and for nothing else.
 """
@@ -22,6 +23,9 @@ from .waits import ActionFailed, InvalidStep, Waits, seconds
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webelement import WebElement
+
+POPUP_S = 2.0
+"""How long a click on a link that opens another tab waits for it (its ``target``)."""
 
 CLICK_TIMEOUT_MS = 2_000
 """NetGent's ``timeout_ms``: how long a click waits for its element to take the click
@@ -65,7 +69,10 @@ class PlaywrightActions(Waits):
         )
         before = set(self.driver.window_handles)
         element = self._first(params, "click_element")
-        budget = seconds(params.get("timeout_ms", CLICK_TIMEOUT_MS), "click_element", "timeout_ms")
+        opens = bool(self.driver.execute_script(_OPENS_JS, element))
+        budget = seconds(
+            params.get("timeout_ms", CLICK_TIMEOUT_MS), "click_element", "timeout_ms", unit="ms"
+        )
         end = time.monotonic() + budget / 1000
         while True:
             try:
@@ -78,7 +85,7 @@ class PlaywrightActions(Waits):
                 time.sleep(0.05)
                 if not _attached(element):
                     element = self._first(params, "click_element")
-        self._follow_popup(before)
+        self._follow_popup(before, opens)
 
     def _click_anyway(self, element: WebElement, selector: str) -> None:
         """NetGent's fallbacks for a click the page refused: the element's own
@@ -96,13 +103,20 @@ class PlaywrightActions(Waits):
         except WebDriverException as exc:
             raise ActionFailed(f"click_element: {selector!r} took no click: {exc.msg}") from None
 
-    def _follow_popup(self, before: set[str]) -> None:
-        """Go on in the tab a click opened, as NetGent's engine follows a popup."""
+    def _follow_popup(self, before: set[str], opens: bool) -> None:
+        """Go on in the tab a click opened, as NetGent's engine follows a popup; one the
+        clicked link opens (its ``target``) is waited for up to :data:`POPUP_S`."""
+        end = time.monotonic() + (POPUP_S if opens else 0.0)
         with contextlib.suppress(*driver_errors()):  # a closed window: the engine sees it
-            opened = [h for h in self.driver.window_handles if h not in before]
-            if opened:
-                focus_tab(self.driver, opened[-1])
-                self.opened_tab()
+            while True:
+                opened = [h for h in self.driver.window_handles if h not in before]
+                if opened:
+                    focus_tab(self.driver, opened[-1])
+                    self.opened_tab()
+                    return
+                if time.monotonic() >= end:
+                    return
+                time.sleep(0.05)
 
     def input_text(self, params: dict[str, Any]) -> None:
         """Type ``text`` into the first element the selector matches: emptied, clicked,
@@ -116,12 +130,13 @@ class PlaywrightActions(Waits):
         element = self._first(params, "input_text")
         with contextlib.suppress(WebDriverException):
             self.driver.execute_script(_EMPTY_JS, element)
-            element.click()
-            ActionChains(self.driver).send_keys(text).perform()
+            element.send_keys(text)  # into the element itself, wherever the focus was
             return
         with contextlib.suppress(WebDriverException):
-            element.send_keys(text)
-            return
+            element.click()  # a field WebDriver cannot type into: typed as keys once clicked
+            if self.driver.execute_script(_FOCUSED_JS, element):
+                ActionChains(self.driver).send_keys(text).perform()
+                return
         try:
             self.driver.execute_script(_SET_JS, element, text)
         except WebDriverException:
@@ -165,10 +180,24 @@ def _attached(element: WebElement) -> bool:
     return True
 
 
+_OPENS_JS = """
+const link = arguments[0].closest('a[target], area[target], form[target]');
+return Boolean(link && !['', '_self', '_parent', '_top'].includes(link.target));
+"""
+
 _EMPTY_JS = """
 const el = arguments[0];
 if ('value' in el) el.value = '';
 if (el.isContentEditable) el.textContent = '';
+"""
+
+_FOCUSED_JS = """
+const el = arguments[0];
+let active = document.activeElement;
+while (active && active.shadowRoot && active.shadowRoot.activeElement) {
+  active = active.shadowRoot.activeElement;
+}
+return active === el || el.contains(active) || (active && active.contains(el));
 """
 
 _SET_JS = """

@@ -87,7 +87,9 @@ class ScrollActions(Waits):
         down = params.get("down", True)
         if isinstance(down, str):
             down = down.strip().lower() in ("true", "1", "yes")
-        pages = seconds(params.get("num_pages", 1), "scroll", "num_pages", zero=True)
+        pages = seconds(
+            params.get("num_pages", 1), "scroll", "num_pages", zero=True, unit="window heights"
+        )
         target = self._first(params, "scroll") if "selector" in params else None
         self.driver.execute_script(_PAGES_JS, target, pages if down else -pages)
 

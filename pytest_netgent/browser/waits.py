@@ -113,7 +113,9 @@ def short(exc: Exception) -> str:
     return str(msg).strip().splitlines()[0] if msg else type(exc).__name__
 
 
-def seconds(value: Any, action: str, name: str, *, zero: bool = False) -> float:
+def seconds(
+    value: Any, action: str, name: str, *, zero: bool = False, unit: str = "seconds"
+) -> float:
     """``value`` as a number of seconds above 0 (or 0 too, with ``zero``), else an
     :class:`ActionFailed` naming the action and the parameter."""
     try:
@@ -122,7 +124,7 @@ def seconds(value: Any, action: str, name: str, *, zero: bool = False) -> float:
         number = -1.0
     if not (number >= 0 if zero else number > 0) or number == float("inf"):
         least = "0 or more" if zero else "above 0"
-        raise ActionFailed(f"{action}: {name} must be a number of seconds {least}, got {value!r}")
+        raise ActionFailed(f"{action}: {name} must be a number of {unit} {least}, got {value!r}")
     return number
 
 

@@ -48,6 +48,9 @@ class ItemCapture:
     version)."""
     measured: str = ""
     """One line per measurement step the item ran (``ping 127.0.0.1: 3/3 replies...``)."""
+    environment: dict[str, str] = field(default_factory=dict)
+    """What shaped the traffic beside the network: the browser's facts
+    (:mod:`..browser.environment`) and the machine's (:mod:`..system.machine`)."""
     started: float = 0.0
     ended: float = 0.0
     outcome: str = ""
@@ -198,6 +201,7 @@ class ItemCapture:
             "scenario": self.scenario,
             "labelled_packets": "" if self.labelled is None else f"{self.labelled:.4f}",
             **{key: str(value) for key, value in self.network.items()},
+            **self.environment,
         }
         row.update(files_of(self.folder, root))
         return row
@@ -214,9 +218,9 @@ def measured(results: list[dict[str, Any]]) -> str:
     """The manifest's ``measured``: one line per measurement step, joined by `` | ``."""
     if not results:
         return ""
-    from ..measure import summary
+    from ..measure import summaries
 
-    return " | ".join(summary(r) for r in results)
+    return summaries(results)
 
 
 def timeline_document(nodeid: str, runs: list[RunResult]) -> dict[str, Any]:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from ..browser.environment import FIELDS as BROWSER_FIELDS
 from ..system import atomic
+from ..system.machine import FIELDS as MACHINE_FIELDS
 from . import FILES
 from .files import files_of
 
@@ -41,6 +43,8 @@ MANIFEST_FIELDS = (
     "scenario",
     "labelled_packets",
     *NETWORK_FIELDS,
+    *BROWSER_FIELDS,
+    *MACHINE_FIELDS,
 )
 
 

@@ -94,6 +94,11 @@ def convert(argv: Sequence[str]) -> int:
     source = Path(args.prompts)
     if is_registry(source):
         found = entries(source)
+        if args.name and len(found) > 1:
+            raise BadInput(
+                f"--name {args.name}: {source} holds {len(found)} workflows, each named by its "
+                "id: leave --name out, or convert one workflow's folder"
+            )
         return convert_repositories([e.file for e in found], args, registry=found)
     if source.is_dir():
         return convert_repositories(sorted(source.glob("*.json")), args, folder=source)
@@ -418,7 +423,7 @@ def _registry_doc(
                 f"export {env}=... before running pytest instead"
             )
     if "vars" in fields:
-        fields["vars"] = {n: values.get(n, "") for n in fields["vars"]}
+        fields["vars"] = {n: values.get(n) for n in fields["vars"]}
     if entry.kind == "shell":
         fields["category"] = "network_measurement"
     return fields

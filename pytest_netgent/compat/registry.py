@@ -59,12 +59,9 @@ def is_registry(path: Path) -> bool:
 
 
 def _roots(path: Path) -> list[Path]:
-    """The folders holding the registry's workflow folders: ``path`` or its ``workflows``."""
-    return [
-        root
-        for root in (path, path / "workflows")
-        if (root / INDEX).is_file() or any(root.glob(f"*/{MANIFEST}"))
-    ]
+    """The folders holding the registry's workflow folders (each with its manifest):
+    ``path`` or its ``workflows``; their ``index.json``, where there is one, orders them."""
+    return [root for root in (path, path / "workflows") if any(root.glob(f"*/{MANIFEST}"))]
 
 
 def entries(path: Path) -> list[Entry]:
@@ -159,7 +156,7 @@ def registry_fields(entry: Entry, data: dict[str, Any], used: list[str]) -> dict
     if secrets := {n: f"NETGENT_{n.upper()}" for n in names if n in secret}:
         fields["secrets"] = secrets
     if values := [n for n in names if n not in secret]:
-        fields["vars"] = {n: "" for n in values}
+        fields["vars"] = {n: None for n in values}  # each to be given, as NetGent asks
     return fields
 
 

@@ -45,6 +45,10 @@ def summary(rows: Sequence[Mapping[str, str]], record: Mapping[str, Any]) -> dic
         "bytes": sizes,
         "total_bytes": sum(sizes.values()),
         "networks": dict(sorted(Counter(r.get("network") or "unshaped" for r in rows).items())),
+        "environment": {
+            name: dict(sorted(Counter(r[name] for r in rows if r.get(name)).items()))
+            for name in ENVIRONMENT
+        },
         "tools": record.get("tools", {}),
     }
 
@@ -86,6 +90,10 @@ def markdown(facts: Mapping[str, Any], left_out: Sequence[str] = ()) -> str:
         "",
         *(f"- {name}: {n} items" for name, n in facts["networks"].items()),
         "",
+        "## Environment",
+        "",
+        *_environment(facts.get("environment", {})),
+        "",
         "## Tools",
         "",
         *(f"- {name} {version}" for name, version in facts["tools"].items()),
@@ -97,6 +105,34 @@ def markdown(facts: Mapping[str, Any], left_out: Sequence[str] = ()) -> str:
     if left_out:
         lines += ["", "## Left out (not whole)", "", *(f"- {why}" for why in left_out)]
     return "\n".join(lines) + "\n"
+
+
+ENVIRONMENT = ("browser", "driver", "headless", "rendering", "viewport", "codecs", "uc", "grid")
+"""The environment's facts the card sums up (the CPUs' busy share is per item)."""
+
+
+def _environment(facts: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The card's environment lines: each fact's values with their item counts, and a
+    warning where players may have chosen a lower quality than on a desktop."""
+    lines = [
+        f"- {name}: " + ", ".join(f"{value} ({n} items)" for value, n in values.items())
+        for name, values in facts.items()
+        if values
+    ]
+    lowered = [
+        what
+        for what, name, word in (
+            ("headless", "headless", "yes"),
+            ("software-rendered", "rendering", "software"),
+        )
+        if any(v.startswith(word) for v in facts.get(name, {}))
+    ]
+    if lowered:
+        lines.append(
+            f"- Note: {' and '.join(lowered)} runs: a player may choose a lower bitrate than "
+            "on a desktop with a GPU; compare such items only with each other"
+        )
+    return lines or ["- not recorded"]
 
 
 def _source(row: Mapping[str, str]) -> str:

@@ -10,7 +10,7 @@ reads them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 from . import iperf, ndt, ping, wget
 from .process import MeasureError, Runner, failure
 
-__all__ = ["STEPS", "STEP_PARAMS", "MeasureError", "run_step", "summary"]
+__all__ = ["STEPS", "STEP_PARAMS", "MeasureError", "run_step", "summaries", "summary"]
 
 _MODULES: dict[str, ModuleType] = {m.STEP: m for m in (ping, iperf, ndt, wget)}
 
@@ -78,3 +78,9 @@ def summary(result: Mapping[str, Any]) -> str:
     replies, rtt min/avg/max 0.03/0.05/0.07 ms``."""
     line: str = _module(str(result.get("step"))).summary(result)
     return line
+
+
+def summaries(results: Sequence[Mapping[str, Any]]) -> str:
+    """The lines of :func:`summary` for ``results``, joined by `` | `` (one field of a
+    manifest row or a report property)."""
+    return " | ".join(summary(r) for r in results)

@@ -1,8 +1,10 @@
 """The ``wget`` step: one download with GNU wget, its size and rate.
 
 Without ``output_file`` the body is written to a temporary file inside the folder, its
-size counted and the file deleted (the download is measured, not kept); a relative
-``output_file`` is kept inside the folder, an absolute one where it says.
+size counted and the file deleted (the download is measured, not kept); an
+``output_file`` is kept inside the folder (a path that leaves it is refused: a workflow
+file may not write elsewhere on the machine), put there only once the download succeeded,
+so a failed one leaves a file already there as it was.
 """
 
 from __future__ import annotations
@@ -39,12 +41,11 @@ def target(params: Params, folder: Path) -> Path | None:
     name = params.text("output_file")
     if name is None:
         return None
-    path = Path(name).expanduser()
-    if path.is_absolute():
-        return path
-    inside = (folder / path).resolve()
+    inside = (folder / Path(name)).resolve()
     if not inside.is_relative_to(folder.resolve()):
-        raise failure(STEP, f"output_file {name!r} leaves the folder", "give a path inside it")
+        raise failure(
+            STEP, f"output_file {name!r} leaves the item's folder", "give a path inside it"
+        )
     return inside
 
 
@@ -75,12 +76,10 @@ def check(done: Completed) -> None:
 
 
 def destination(kept: Path | None, folder: Path) -> Path:
-    """The file wget writes: ``kept``, or a new temporary file inside ``folder``."""
-    if kept is not None:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        return kept
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=".wget-", suffix=".part", dir=folder)
+    """The file wget writes: a new temporary file beside ``kept``, or inside ``folder``."""
+    place = kept.parent if kept is not None else folder
+    place.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=".wget-", suffix=".part", dir=place)
     os.close(handle)
     return Path(name)
 
@@ -91,19 +90,17 @@ def run(values: Mapping[str, Any], runner: Runner) -> dict[str, Any]:
     params = Params(STEP, values)
     tool = find_tool(STEP, ["wget"], INSTALL)
     kept = target(params, runner.folder)
-    existed = kept is not None and kept.exists()
     output = destination(kept, runner.folder)
-    keep = False
     try:
         argv = command(params, tool, output)
         done = runner.run(STEP, argv)
         check(done)
         size = output.stat().st_size
-        keep = kept is not None
+        if kept is not None:
+            os.replace(output, kept)
     finally:
-        if not keep and not existed:
-            with contextlib.suppress(FileNotFoundError):
-                output.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            output.unlink()
     seconds = done.duration_s
     return {
         **done.record(),

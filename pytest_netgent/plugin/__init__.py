@@ -237,6 +237,6 @@ def _measured(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """The measurement steps' property, when the run made any."""
     if not results:
         return []
-    from ..measure import summary
+    from ..measure import summaries
 
-    return [(MEASURED_PROPERTY, " | ".join(summary(r) for r in results))]
+    return [(MEASURED_PROPERTY, summaries(results))]

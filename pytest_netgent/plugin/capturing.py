@@ -293,10 +293,12 @@ class CapturePlugin:
         """The captures of one test on the worker's running browser, under the ``network``
         condition held on the wire: started before its first page, stopped after its
         browser's reset, then written with its runs."""
+        from ..browser.environment import browser_facts
         from ..browser.session import browser_ports
         from ..capture import CaptureError
         from ..capture.pcap import CLEAR_NETWORK_STATE
         from ..network import netns
+        from ..system.machine import cpu_facts, cpu_times
         from .shaping import workflows_of
 
         capture = self.item_capture(item)
@@ -312,6 +314,9 @@ class CapturePlugin:
         if sealed and base_url and (why := netns.bridge().reach(base_url)):
             pytest.fail(f"--netgent-capture=pcap: {base_url}: {why}", pytrace=False)
         driver = pool.start()  # running already: the rung below started it
+        options = pool.options
+        capture.environment = browser_facts(driver, uc=bool(options.uc), grid=bool(options.remote))
+        busy = cpu_times()
         try:
             if sealed:
                 # nothing the browser opened between two captures may reach into this one
@@ -329,6 +334,7 @@ class CapturePlugin:
             yield run
         finally:
             capture.stop()
+            capture.environment.update(cpu_facts(busy, cpu_times()))
             logs.end(capture)
             capture.workflow = capture.workflow or ", ".join(
                 dict.fromkeys(r.workflow for r in run.results)

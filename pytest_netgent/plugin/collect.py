@@ -20,7 +20,14 @@ from ..errors import (
 from ..replay.diagnosis import clear_screenshots
 from ..replay.run import RunResult
 from ..workflow import store
-from ..workflow.spec import BadDocument, LoadedWorkflow, Scalar, ScenarioDocument, load_documents
+from ..workflow.spec import (
+    BadDocument,
+    LoadedWorkflow,
+    Scalar,
+    ScenarioDocument,
+    load_documents,
+    unset_error,
+)
 from .keys import METADATA_PROPERTY, result_key
 from .marks import item_marks
 from .reporting import ReportsErrors
@@ -117,6 +124,8 @@ class WorkflowFile(pytest.File):
             try:
                 marks = item_marks(loaded)
                 count = _repeats(self.config, loaded, marks)
+                if isinstance(loaded, LoadedWorkflow) and (unset := unset_error(loaded)):
+                    raise unset
             except WorkflowSpecError as exc:
                 items.append(
                     WorkflowErrorItem.from_parent(self, name=name, error=exc, line=loaded.line)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NetgentError, display_path, heal_command
 from ..replay.run import RunResult, TimelineEvent, substitute
 from ..system.leftovers import end_marked, owned_env
+from ..workflow.spec import unset_error
 from .spec import LoadedScenario, ResolvedMember
 
 if TYPE_CHECKING:
@@ -399,6 +400,8 @@ def member_params(member: ResolvedMember, values: Mapping[str, Any]) -> dict[str
     """The parameters a browser member's workflow runs with: the scenario's values and the
     member's own ``vars``, filled, for the names its workflow knows."""
     assert member.loaded is not None
+    if unset := unset_error(member.loaded, member.member.vars):
+        raise unset
     known = member.loaded.workflow.known_names()
     merged = {**values, **member.member.vars}
     return {k: substitute(v, values) for k, v in merged.items() if k in known}

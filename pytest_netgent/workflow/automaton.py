@@ -22,6 +22,7 @@ from .vocabulary import (
     CSS_ONLY,
     FORMAT_2_ACTIONS,
     FORMAT_2_CHECKS,
+    FORMAT_2_PARAMS,
     LOCATED,
     SELECTOR_CHAIN,
     ActionText,
@@ -133,9 +134,7 @@ def _role_described(p: dict[str, Any]) -> str:
 def check_format(check: Check) -> int:
     """The cache format a file holding ``check`` needs (1: any reader of the package)."""
     p = check.params
-    if check.type in FORMAT_2_CHECKS or {"negate", "count", "at_least", "ignore_case", "arg"} & set(
-        p
-    ):
+    if check.type in FORMAT_2_CHECKS or (FORMAT_2_PARAMS - {"text"}) & set(p):
         return 2
     return 2 if check.type == "element" and "text" in p else 1
 

@@ -180,8 +180,11 @@ PLAYWRIGHT_CHECKS = frozenset({"check_element", "check_url", "check_text", "chec
 PLAYWRIGHT_SELECTED = frozenset({"click_element", "input_text", "select_dropdown_option", "scroll"})
 """Its actions whose ``selector`` is a Playwright selector (with no ``by``)."""
 
-_ENGINES = re.compile(r"^(text|role|id|data-testid|internal:[\w-]+|nth|visible)=|:has-text\(|"
-                      r":text(-is|-matches)?\(|:visible\b|:nth-match\(|(^|\s)>>(\s|$)")  # fmt: skip
+_ENGINES = re.compile(
+    r"^(text|role|id|data-testid|internal:[\w-]+|nth|visible)=|^[\"']|:has-text\(|"
+    r":text(-is|-matches)?\(|:visible\b|:nth-match\(|:(left-of|right-of|above|below|near)\(|"
+    r"(^|\s)>>(\s|$)"
+)
 """Playwright's own selector engines, which no browser's CSS or XPath reads."""
 
 
@@ -201,6 +204,10 @@ def playwright_selector(selector: Any) -> tuple[str, str]:
             "//button[normalize-space(.)='Join']), with '>>>' before a frame's part"
         )
     links = [part.strip() for part in text.split(">>>")]
+    if any(part.startswith(("/", ".", "(", "xpath=")) for part in links[:-1]):
+        raise ValueError(
+            f"selector {text!r}: a frame before '>>>' is named by CSS (iframe#call), not XPath"
+        )
     if any(not part for part in links):
         raise ValueError(
             f"selector {text!r}: a '>>>' link is empty: name the frame, then the element"
@@ -209,7 +216,7 @@ def playwright_selector(selector: Any) -> tuple[str, str]:
     by = "css selector"
     if last.startswith("xpath="):
         by, last = "xpath", last.removeprefix("xpath=")
-    elif last.startswith(("//", ".//", "/", "(/")):
+    elif last.startswith(("//", ".//", "/", "(/", "..")):
         by = "xpath"
     elif last.startswith("css="):
         last = last.removeprefix("css=")
@@ -237,28 +244,47 @@ def playwright_check(check: dict[str, Any]) -> dict[str, Any]:
             params["arg"] = p["arg"]
         return {"type": "script", "params": params}
     visible = _flag(p.get("check_visibility", True))
+    waited = {"timeout": p["timeout"]} if "timeout" in p else {}
     if kind == "check_text":
-        text = p.get("text")
-        if not _flag(p.get("exact", True)):
-            out = {"text": text, "ignore_case": True}
-            return {
-                "type": "text",
-                "params": out if visible else {**out, "check_visibility": False},
-            }
-        whole = {"by": "xpath", "selector": f"//*[normalize-space(.)={xpath_literal(str(text))}]"}
-        return {"type": "element", "params": whole if visible else {**whole, "visible": False}}
+        read = _text_check(p, visible)
+        return {**read, "params": {**read["params"], **waited}}
     by, selector = playwright_selector(p.get("selector", ""))
     state = p.get("state") or ("visible" if visible else "attached")
     if state not in ("visible", "attached", "hidden", "detached"):
         raise ValueError(
             f"check_element: state {state!r} is none of visible, attached, hidden, detached"
         )
-    params = {"by": by, "selector": selector}
+    # Playwright waits on the first match, and counts a transparent one as visible
+    params = {"by": by, "selector": selector, "first": True, **waited}
     if state in ("attached", "detached"):
         params["visible"] = False
+    else:
+        params["transparent"] = True
     if state in ("hidden", "detached"):
         params["negate"] = True
     return {"type": "element", "params": params}
+
+
+_READ = (
+    "not(ancestor-or-self::head or ancestor-or-self::script or ancestor-or-self::style"
+    " or ancestor-or-self::noscript or ancestor-or-self::template)"
+)
+"""What a page shows as text (Playwright's text engine skips the rest)."""
+
+
+def _text_check(p: dict[str, Any], visible: bool) -> dict[str, Any]:
+    """``check_text``: with ``exact`` (its default), an element whose whole text is
+    ``text`` (spaces folded); else the page's text holds it in any case; never the head's,
+    a script's or a style's text. An empty text is refused: it would hold anywhere."""
+    text = p.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("check_text: text is empty: give the text the page shows")
+    if not _flag(p.get("exact", True)):
+        out: dict[str, Any] = {"text": text, "ignore_case": True}
+        return {"type": "text", "params": out if visible else {**out, "check_visibility": False}}
+    said = f"normalize-space(.)={xpath_literal(' '.join(text.split()))}"
+    found = {"by": "xpath", "selector": f"//*[{_READ}][{said}]", "transparent": True}
+    return {"type": "element", "params": found if visible else {**found, "visible": False}}
 
 
 def playwright_action(action: dict[str, Any]) -> dict[str, Any]:

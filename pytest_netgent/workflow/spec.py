@@ -11,7 +11,7 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,8 +118,10 @@ class Workflow(BaseModel):
     start_url: str = Field(
         "", description="Page opened before the first state; may use {base_url} and vars."
     )
-    vars: dict[str, Scalar] = Field(
-        default_factory=dict, description="Values usable as {name} in prompts and start_url."
+    vars: dict[str, Scalar | None] = Field(
+        default_factory=dict,
+        description="Values usable as {name} in prompts and start_url; null: a value still "
+        "to be given (the items fail naming it, as a converted NetGent parameter).",
     )
     parametrize: dict[str, list[Scalar]] = Field(
         default_factory=dict,
@@ -476,6 +478,20 @@ def _where(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
 def _semantic_errors(loaded: LoadedWorkflow, builder: Builder) -> WorkflowSpecError | None:
     """Checks the schema cannot express: unique names, known placeholders, secrets."""
     return _shape_error(loaded) or _names_error(loaded) or _placeholder_error(loaded)
+
+
+def unset_error(loaded: LoadedWorkflow, given: Iterable[str] = ()) -> WorkflowSpecError | None:
+    """A var with no value (``null``) that ``given`` (a scenario member's vars) does not
+    give: the workflow cannot run until it has one."""
+    for key, value in loaded.workflow.vars.items():
+        if value is None and key not in set(given):
+            return WorkflowSpecError(
+                loaded.path,
+                loaded.line_of("vars", key),
+                f"var {key!r} has no value: give it one here (or convert with "
+                f"`netgent convert ... --var {key}=VALUE`)",
+            )
+    return None
 
 
 def _shape_error(loaded: LoadedWorkflow) -> WorkflowSpecError | None:

@@ -41,7 +41,10 @@ CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "url": (("url",), ("match", "ignore_query", "negate")),
     "element": (
         ("by", "selector"),
-        ("visible", "check_visibility", "timeout", "text", *_COUNT, "negate"),
+        (
+            *("visible", "check_visibility", "timeout", "text", "first", "transparent"),
+            *(*_COUNT, "negate"),
+        ),
     ),
     "text": (("text",), ("check_visibility", "timeout", "ignore_case", "negate")),
     "title": (("title",), ("match", "negate")),
@@ -59,7 +62,9 @@ CHECK_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 FORMAT_2_CHECKS = frozenset({"role", "media"})
 """Check types a file of format 1 cannot hold (and the parameters below)."""
-FORMAT_2_PARAMS = frozenset({"negate", "count", "at_least", "text", "ignore_case", "arg"})
+FORMAT_2_PARAMS = frozenset(
+    {"negate", "count", "at_least", "text", "ignore_case", "arg", "first", "transparent"}
+)
 """Parameters of format 2 (``text`` on an ``element`` check: its text)."""
 
 STATES = (
@@ -219,6 +224,8 @@ class _ElementCheck(_Params):
     visible: bool | None = None
     check_visibility: bool | None = None
     text: str | None = None
+    first: bool | None = None
+    transparent: bool | None = None
 
 
 class _TextCheck(_Params):
