@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..system.redaction import Secret
 
 from ..browser.session import browser_ports
+from ..measure import summaries
 from ..system import progress
 from . import FILES, CaptureError, CaptureSettings
 from .files import Window, files_of, iso_time, relative_to, write_json
@@ -178,7 +179,7 @@ class ItemCapture:
                     for sample in samples:
                         out.write(json.dumps(sample, separators=(",", ":")) + "\n")
         self.parameters = {k: redact(str(v)) for k, v in self.parameters.items()}
-        self.measured = measured([m for run in runs for m in run.measurements])
+        self.measured = summaries([m for run in runs for m in run.measurements])
         self.save()
 
     def row(self, root: Path) -> dict[str, str]:
@@ -212,15 +213,6 @@ class ItemCapture:
         document: dict[str, Any] = {**self.row(self.folder), "parameters": self.parameters}
         del document["folder"]
         write_json(self.folder / "item.json", document)
-
-
-def measured(results: list[dict[str, Any]]) -> str:
-    """The manifest's ``measured``: one line per measurement step, joined by `` | ``."""
-    if not results:
-        return ""
-    from ..measure import summaries
-
-    return summaries(results)
 
 
 def timeline_document(nodeid: str, runs: list[RunResult]) -> dict[str, Any]:
