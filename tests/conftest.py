@@ -18,6 +18,8 @@ import pytest
 
 from fixtures import serve
 from fixtures.http import AppServer, Request, Response
+from pytest_netgent.browser import measuring  # noqa: F401  (see below)
+from pytest_netgent.network import netns  # noqa: F401  (see below)
 
 from .helpers import BIG, REMOTE_SERVER, Project
 
@@ -28,6 +30,11 @@ pytest_plugins = ["pytester"]
 # inline run, pytester dropped the modules when the run ended, but cryptography's compiled
 # core keeps the classes it met first: every later call failed with "curve must be an
 # EllipticCurve instance" (which tests met it hung on the order xdist gave them).
+#
+# netns and measuring, imported above for the same reason: the process's network namespace
+# is kept in netns. A copy an inline run imported and pytester then dropped would leave
+# the next run's copy not knowing where the process is (its measurement steps would think
+# the worker was on the host's network, and its session end could not move it back).
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_netgent.errors import NetgentError
-from pytest_netgent.measure import STEP_PARAMS, STEPS, MeasureError, run_step, summary
+from pytest_netgent.measure import STEP_PARAMS, STEPS, MeasureError, Peer, peers, run_step, summary
 
 LOCAL = "127.0.0.1"
 MIB = 1024 * 1024
@@ -515,3 +515,35 @@ def test_summaries_of_given_results() -> None:
     wget = {"step": "wget", "url": "http://x/", "bytes": MIB, "seconds": 0.01}
     wget["bits_per_second"] = MIB * 8 / 0.01
     assert summary(wget) == "wget http://x/: 1048576 bytes in 0.01 s (838.86 Mbit/s)"
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "expected"),
+    [
+        ("ping", {"host": "127.0.0.1", "count": "3"}, [Peer("127.0.0.1")]),
+        ("iperf", {"host": "10.0.0.9"}, [Peer("10.0.0.9", 5201)]),
+        ("iperf", {"host": "h", "port": "5999", "udp": "true"},
+         [Peer("h", 5999), Peer("h", None, udp=True)]),
+        ("wget", {"url": "http://127.0.0.1:8123/a"}, [Peer("127.0.0.1", 8123)]),
+        ("wget", {"url": "https://example.org/x"}, [Peer("example.org", 443)]),
+        ("wget", {"url": "ftp://files.example.org/x"}, [Peer("files.example.org", 21)]),
+        ("ndt", {}, [Peer("locate.measurementlab.net", 443)]),
+        ("ndt", {"server": "ndt.example.org:3001"}, [Peer("ndt.example.org", 3001)]),
+        ("ndt", {"server": "[::1]", "scheme": "ws"}, [Peer("::1", 80)]),
+        ("ndt", {"service_url": "ws://127.0.0.1:8080/ndt/v7/download?x=1"},
+         [Peer("127.0.0.1", 8080)]),
+    ],
+)  # fmt: skip
+def test_who_each_step_talks_to(kind: str, params: dict[str, str], expected: list[Peer]) -> None:
+    """What a worker in its own network namespace must open before the step runs: a
+    bridge to a host-loopback TCP port, or its uplink."""
+    assert peers(kind, params) == expected
+
+
+def test_who_a_step_talks_to_is_read_as_the_step_reads_it() -> None:
+    with pytest.raises(MeasureError, match="the param 'host' is missing"):
+        peers("iperf", {})
+    with pytest.raises(MeasureError, match="unknown param 'hots'"):
+        peers("ping", {"hots": "a"})
+    with pytest.raises(MeasureError, match="port is not a number"):
+        peers("wget", {"url": "http://127.0.0.1:http/"})

@@ -282,6 +282,23 @@ def test_the_iperf_workflow_measures_a_local_iperf3_server(
     assert row["measured"].startswith(f"iperf 127.0.0.1:{port}")
 
 
+def test_udp_to_the_hosts_loopback_from_a_captured_worker_is_refused_naming_why(
+    project: Project,
+) -> None:
+    """A worker with packet capture has a network namespace of its own: a TCP server on
+    the host's loopback is bridged to it, a UDP test cannot be, and the step says so
+    before iperf3 runs (it would wait for an answer that never comes)."""
+    file = project.workflow("udp", "name: udp\nstates:\n  - {name: Measure, end: done}\n")
+    iperf = {"type": "iperf", "params": {"host": "127.0.0.1", "port": "5999", "udp": "true"}}
+    project.states(file, "udp", {"Measure": ([], [iperf])})
+    result = project.run("--netgent-capture=pcap", "--netgent-artifacts=dataset")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*iperf step: UDP to 127.0.0.1 cannot reach a server on this machine's loopback*"]
+    )
+    assert "measure over TCP" in result.stdout.str()
+
+
 def test_the_ndt_workflow_without_a_client_fails_naming_what_to_install(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

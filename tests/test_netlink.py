@@ -27,6 +27,8 @@ import pytest_netgent
 from pytest_netgent.network import netns
 from pytest_netgent.plugin.shaping import unavailable
 
+from .helpers import Project, element
+
 needs_namespaces = pytest.mark.skipif(bool(netns.unavailable()), reason=netns.unavailable())
 needs_shaping = pytest.mark.skipif(bool(unavailable("")), reason=unavailable(""))
 
@@ -483,3 +485,21 @@ def test_the_namespace_calls_move_only_the_calling_thread_and_back() -> None:
     with pytest.raises(OSError) as bad:
         setns(-1, CLONE_NEWNET)
     assert bad.value.errno == errno.EBADF
+
+
+@needs_shaping
+def test_a_session_leaves_its_process_on_the_network_it_came_with(project: Project) -> None:
+    """An inline run (pytest.main() in a longer-lived process) that captured or shaped
+    moved the process into a sealed namespace; it ends back where it started, so what
+    runs next reaches this machine's other interfaces (and DNS, registries, a Grid)."""
+    before = os.readlink("/proc/thread-self/ns/net")
+    interfaces = {name for _, name in socket.if_nameindex()}
+    file = project.workflow(
+        "home", 'name: home\nstart_url: "{base_url}/wiki/"\nstates:\n  - {name: Home, end: done}\n'
+    )
+    project.states(file, "home", {"Home": ([element("#search-input")], [])})
+    for options in (("--netgent-capture=pcap",), ("--netgent-network=delay=20ms",)):
+        project.run(*options).assert_outcomes(passed=1)
+        assert os.readlink("/proc/thread-self/ns/net") == before, options
+        assert not netns.isolated()
+        assert {name for _, name in socket.if_nameindex()} == interfaces

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .waits import ActionFailed, Waits
+
+if TYPE_CHECKING:
+    from ..measure import Peer
 
 
 class StepFailed(ActionFailed):
@@ -46,9 +49,12 @@ class MeasureActions(Waits):
 
     def _step(self, kind: str, params: dict[str, Any]) -> None:
         __tracebackhide__ = True  # ``params`` holds the filled values, secrets too
-        from ..measure import MeasureError, run_step
+        from ..measure import MeasureError, peers, run_step
 
         try:
+            for peer in peers(kind, params):
+                if why := _way_to(peer):
+                    raise StepFailed(self.redact(f"{kind} step: {why}"))
             result = run_step(
                 kind,
                 params,
@@ -60,3 +66,32 @@ class MeasureActions(Waits):
         except MeasureError as exc:
             raise StepFailed(self.redact(str(exc))) from None  # secrets out at the source
         self.measurements.append(result)
+
+
+def _way_to(peer: Peer) -> str:
+    """Open the way from a worker's own network namespace to ``peer``: a server on the
+    host's loopback is bridged (TCP), any other host goes by the worker's uplink; "" or
+    why it cannot be reached. Outside a namespace every way is open already."""
+    from ..network import netns
+
+    if not netns.isolated():
+        return ""
+    host = peer.host.strip("[]").lower()
+    if netns.beyond_loopback([host]):
+        if why := netns.ensure_uplink():
+            return f"{peer.host} is beyond this machine: {why}"
+        return ""
+    if peer.udp:
+        return (
+            f"UDP to {peer.host} cannot reach a server on this machine's loopback from the "
+            "worker's own network namespace (packet capture or network conditions give it "
+            "one): measure over TCP, or to a server on another address"
+        )
+    if peer.port is None:
+        return ""  # ICMP is answered by the namespace's own loopback, as by the host's
+    if host not in ("127.0.0.1", "localhost"):
+        return (
+            f"{peer.host}:{peer.port} on this machine's loopback is carried into the "
+            "worker's own network namespace only as 127.0.0.1: use that address"
+        )
+    return netns.bridge().reach(f"http://127.0.0.1:{peer.port}")

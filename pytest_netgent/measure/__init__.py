@@ -16,9 +16,11 @@ from types import ModuleType
 from typing import Any
 
 from . import iperf, ndt, ping, wget
-from .process import MeasureError, Runner, failure
+from .process import MeasureError, Params, Peer, Runner, failure
 
-__all__ = ["STEPS", "STEP_PARAMS", "MeasureError", "run_step", "summaries", "summary"]
+__all__ = [
+    "STEPS", "STEP_PARAMS", "MeasureError", "Peer", "peers", "run_step", "summaries", "summary",
+]  # fmt: skip
 
 _MODULES: dict[str, ModuleType] = {m.STEP: m for m in (ping, iperf, ndt, wget)}
 
@@ -71,6 +73,16 @@ def run_step(
     runner = Runner(folder=Path(folder), deadline=deadline, redact=redact, stop=stop)
     result: dict[str, Any] = module.run(params, runner)
     return result
+
+
+def peers(kind: str, params: Mapping[str, Any]) -> list[Peer]:
+    """Who the step ``kind`` will talk to, read from its ``params`` as :func:`run_step`
+    reads them (so a caller can open the way first); a :class:`MeasureError` for params
+    it would refuse."""
+    module = _module(kind)
+    _check_names(kind, params)
+    found: list[Peer] = module.peers(Params(kind, params))
+    return found
 
 
 def summary(result: Mapping[str, Any]) -> str:

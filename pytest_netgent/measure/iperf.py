@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .process import Completed, Params, Runner, arg, failure, find_tool, rate
+from .process import Completed, Params, Peer, Runner, arg, failure, find_tool, rate
 
 STEP = "iperf"
 REQUIRED = ("host",)
@@ -49,6 +49,13 @@ def command(params: Params, tool: str) -> list[str]:
     if parallel is not None:
         argv += ["-P", arg(parallel)]
     return argv
+
+
+def peers(params: Params) -> list[Peer]:
+    """The server: its control connection is TCP, the test's data UDP with ``udp``."""
+    port = params.integer("port", DEFAULT_PORT, minimum=1) or DEFAULT_PORT
+    host = params.required("host")
+    return [Peer(host, port)] + ([Peer(host, None, udp=True)] if params.flag("udp") else [])
 
 
 def fix_for(error: str, host: str, port: int) -> str:

@@ -3,12 +3,14 @@ NetGent's name for it, ``ndt-client``), read from the client's ``-format json`` 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
-from .process import Completed, Params, Runner, arg, failure, find_tool
+from .process import Completed, Params, Peer, Runner, arg, failure, find_tool
 
 STEP = "ndt"
 REQUIRED: tuple[str, ...] = ()
@@ -45,6 +47,28 @@ def timeout(params: Params) -> str:
     if not DURATION.match(value):
         raise failure(STEP, f"timeout {value!r} is not a duration", "give e.g. 55s or 2m")
     return value
+
+
+LOCATE_HOST = "locate.measurementlab.net"
+"""Where an NDT7 client asks for a server when it is given none (M-Lab's locate API)."""
+
+
+def peers(params: Params) -> list[Peer]:
+    """The server given (``server`` host[:port], or ``service_url``), else M-Lab's
+    locate service (the server it names is beyond this machine too)."""
+    scheme = (params.text("scheme") or "wss").lower()
+    default = 80 if scheme == "ws" else 443
+    if (url := params.text("service_url")) is not None:
+        parts = urlsplit(url)
+        with contextlib.suppress(ValueError):
+            if parts.hostname:
+                return [Peer(parts.hostname, parts.port or default)]
+    if (server := params.text("server")) is not None:
+        host, colon, port = server.rpartition(":")
+        if not colon or ":" in host or not port.isdigit():  # no port, or an IPv6 address
+            host, port = server.strip("[]"), ""
+        return [Peer(host, int(port) if port else default)]
+    return [Peer(LOCATE_HOST, 443)]
 
 
 def command(params: Params, tool: str) -> list[str]:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .process import Completed, Params, Runner, arg, failure, find_tool
+from .process import Completed, Params, Peer, Runner, arg, failure, find_tool
 
 STEP = "ping"
 REQUIRED = ("host",)
@@ -34,6 +34,11 @@ def command(params: Params, tool: str) -> list[str]:
     if host.startswith("-"):
         raise failure(STEP, f"the host {host!r} starts with '-'", "give a host name or address")
     return [*argv, host]
+
+
+def peers(params: Params) -> list[Peer]:
+    """The pinged host (ICMP: no port)."""
+    return [Peer(params.required("host"))]
 
 
 def parse(output: str) -> dict[str, Any]:

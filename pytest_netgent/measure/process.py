@@ -130,6 +130,16 @@ class Params:
         return failure(self.step, f"{name} is {value!r}, not a number", "give a number")
 
 
+@dataclass(frozen=True)
+class Peer:
+    """Who a step talks to: ``host``, and the TCP ``port`` it connects to (None when the
+    step reaches it by other means: ICMP, or UDP with ``udp``)."""
+
+    host: str
+    port: int | None = None
+    udp: bool = False
+
+
 def arg(number: float) -> str:
     """A number as a command-line argument: ``3``, ``0.2``."""
     return str(int(number)) if float(number).is_integer() else f"{number:g}"

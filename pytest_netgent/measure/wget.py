@@ -15,8 +15,9 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from .process import Completed, Params, Runner, arg, failure, find_tool, rate
+from .process import Completed, Params, Peer, Runner, arg, failure, find_tool, rate
 
 STEP = "wget"
 REQUIRED = ("url",)
@@ -47,6 +48,17 @@ def target(params: Params, folder: Path) -> Path | None:
             STEP, f"output_file {name!r} leaves the item's folder", "give a path inside it"
         )
     return inside
+
+
+def peers(params: Params) -> list[Peer]:
+    """The url's host and port (80, 443 or 21 by its scheme when the url names none)."""
+    parts = urlsplit(params.required("url"))
+    try:
+        port = parts.port
+    except ValueError:
+        raise failure(STEP, "the url's port is not a number", "check the url") from None
+    default = {"https": 443, "ftp": 21}.get(parts.scheme.lower(), 80)
+    return [Peer(parts.hostname, port or default)] if parts.hostname else []
 
 
 def command(params: Params, tool: str, output: Path) -> list[str]:

@@ -261,6 +261,7 @@ def _uplink() -> str:
     leftovers.claim("link", outside)  # listed first: removed even if this worker dies now
     leftovers.claim("nft-table", table)
     atexit.register(_remove_uplink, table, outside)
+    _uplink_objects[:] = [table, outside]
     try:
         host_call(host_side)
         with opened() as nl:
@@ -271,8 +272,37 @@ def _uplink() -> str:
     except OSError as exc:
         atexit.unregister(_remove_uplink)
         _remove_uplink(table, outside)
+        _uplink_objects.clear()
         return f"no uplink for this worker ({exc}): it reaches only this machine's loopback"
     return ""
+
+
+_uplink_objects: list[str] = []
+"""The NAT table and the host's veth end of this worker's uplink, while it has one."""
+
+
+def rejoin() -> None:
+    """Undo :func:`isolate`: this process back on the network it started on, its
+    uplink removed and its bridge closed; what starts afterwards (a later session of
+    ``pytest.main()`` in the same process, the rest of a pytester test) reaches the
+    network it had. A second :func:`isolate` makes a new namespace. Called on the thread
+    that isolated the process (pytest's main thread)."""
+    global _host_namespace, _own_namespace, _bridge, _uplinked, uplink_error
+    if _host_namespace is None:
+        return
+    if _bridge is not None:
+        _bridge.close()
+        _bridge = None
+    if _uplink_objects:
+        atexit.unregister(_remove_uplink)
+        _remove_uplink(*_uplink_objects)
+        _uplink_objects.clear()
+    _enter_host()
+    for handle in (_host_namespace, _own_namespace):
+        if handle is not None:
+            os.close(handle)
+    _host_namespace = _own_namespace = None
+    _uplinked, uplink_error = False, ""
 
 
 def _remove_uplink(table: str, outside: str) -> None:

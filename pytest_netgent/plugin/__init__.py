@@ -6,6 +6,7 @@ Heavy modules (selenium) are imported only when a browser is first needed, so
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,11 +138,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             reporter.write_line(f"netgent: removed what an ended run left behind, {line}")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     log = config.stash.get(record_log_key, None)
     if log is not None:
         config.pluginmanager.unregister(log)
         del config.stash[record_log_key]
+    # the process leaves the session on the network it came with: pytest.main() called
+    # again, or a pytester test going on after an inline run, must not find itself in
+    # the session's sealed namespace (no DNS, no registry, no other machine)
+    if (netns := sys.modules.get("pytest_netgent.network.netns")) is not None:
+        netns.rejoin()
 
 
 # trylast: the innermost wrapper, so the phase is on record before capture and tracing
