@@ -39,6 +39,7 @@ FILES = {
     "timeline": "timeline.json",
     "webrtc": "webrtc.jsonl",
     "measurements": "measurements.jsonl",
+    "traffic": "traffic.json",
 }
 """The file of each kind of capture in an item's folder."""
 

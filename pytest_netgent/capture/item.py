@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from ..replay.run import RunResult
     from ..system.redaction import Secret
+    from .traffic import Traffic
 
 from ..browser.session import browser_ports
 from ..measure import summaries
@@ -24,6 +25,10 @@ from ..system import progress
 from . import FILES, CaptureError, CaptureSettings
 from .files import Window, files_of, iso_time, relative_to, write_json
 from .pcap import Tcpdump
+
+TRAFFIC_FIELDS = ("bytes_down", "bytes_up", "flows", "rtp_streams")
+"""The item's traffic in figures (from its pcap): bytes received and sent by the
+browser's side, flows, RTP streams (see :mod:`.traffic`)."""
 
 HAR_ANSWERS_S = 1.0
 """How long an item's end waits for the answers of requests it sent (as the pcap waits
@@ -69,6 +74,9 @@ class ItemCapture:
     pcap_open_at_end: int = 0
     """TCP connections still open a second after the item ended, when its pcap stopped
     (their last packets are not in it; 0 when every flow closed inside the item)."""
+    traffic: dict[str, str] = field(default_factory=dict)
+    """The item's traffic in figures, for its manifest row (:data:`TRAFFIC_FIELDS`); the
+    whole summary is its ``traffic.json``."""
     _tcpdump: Tcpdump | None = None
     _captured_packets: bool = False
 
@@ -132,6 +140,15 @@ class ItemCapture:
                 "leave har out of --netgent-capture for a browser that cannot log them"
             ) from None
 
+    def traffic_now(self, states: Sequence[tuple[float, str]]) -> Traffic | None:
+        """The figures of the packets captured so far (None without packet capture),
+        each counted in its state (``(epoch, name)`` of each state's start)."""
+        from .traffic import summarise
+
+        if self._tcpdump is None:
+            return None
+        return summarise(self._tcpdump.so_far(), states)
+
     def follow_interfaces(self) -> None:
         """Capture on interfaces that came up since the start (the namespace's uplink)."""
         if self._tcpdump is not None:
@@ -178,6 +195,18 @@ class ItemCapture:
                 with (self.folder / FILES[kind]).open("w", encoding="utf-8") as out:
                     for sample in samples:
                         out.write(json.dumps(sample, separators=(",", ":")) + "\n")
+        pcap = self.folder / FILES["pcap"]
+        if self._captured_packets and pcap.is_file():
+            from .traffic import summarise
+
+            figures = summarise([pcap], state_starts(runs)).document()
+            write_json(self.folder / FILES["traffic"], figures)
+            self.traffic = {
+                "bytes_down": str(figures["down"]),
+                "bytes_up": str(figures["up"]),
+                "flows": str(figures["flows"]),
+                "rtp_streams": str(len(figures["rtp_streams"])),
+            }
         self.parameters = {k: redact(str(v)) for k, v in self.parameters.items()}
         self.measured = summaries([m for run in runs for m in run.measurements])
         self.save()
@@ -201,6 +230,7 @@ class ItemCapture:
             "kind": self.kind,
             "scenario": self.scenario,
             "labelled_packets": "" if self.labelled is None else f"{self.labelled:.4f}",
+            **{key: self.traffic.get(key, "") for key in TRAFFIC_FIELDS},
             **{key: str(value) for key, value in self.network.items()},
             **self.environment,
         }
@@ -213,6 +243,17 @@ class ItemCapture:
         document: dict[str, Any] = {**self.row(self.folder), "parameters": self.parameters}
         del document["folder"]
         write_json(self.folder / "item.json", document)
+
+
+def state_starts(runs: Iterable[RunResult]) -> list[tuple[float, str]]:
+    """``(epoch, state)`` of each state's start in ``runs``, in time order."""
+    starts = [
+        (datetime.fromisoformat(e.at).timestamp(), e.state)
+        for run in runs
+        for e in run.timeline
+        if e.event == "state" and e.state
+    ]
+    return sorted(starts)
 
 
 def timeline_document(nodeid: str, runs: list[RunResult]) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from ..system import atomic
 from ..system.machine import FIELDS as MACHINE_FIELDS
 from . import FILES
 from .files import files_of
+from .item import TRAFFIC_FIELDS
+from .spread import mark_suspects
 
 NETWORK_FIELDS = (
     "network",
@@ -42,6 +44,8 @@ MANIFEST_FIELDS = (
     "kind",
     "scenario",
     "labelled_packets",
+    *TRAFFIC_FIELDS,
+    "suspect",
     *NETWORK_FIELDS,
     *BROWSER_FIELDS,
     *MACHINE_FIELDS,
@@ -53,6 +57,7 @@ def write_manifest(root: Path, rows: list[dict[str, str]]) -> tuple[Path, Path]:
     item's pcap, relative to ``root``, and its category) under ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     rows = sorted(rows, key=lambda r: (r.get("start", ""), r.get("item", "")))
+    mark_suspects(rows)
     for row in rows:  # files written after the row left its worker (the netlog)
         if row.get("folder"):
             row.update(files_of(root / row["folder"], root))

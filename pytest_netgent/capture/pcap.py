@@ -4,11 +4,13 @@ what is cleared between two captures so none reaches into the next."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import os
 import re
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import threading
@@ -122,6 +124,13 @@ class Tcpdump:
             else:
                 time.sleep(0.005)
 
+    def so_far(self) -> list[Path]:
+        """The files holding every packet seen up to now, while the capture goes on (one
+        per interface; a packet being written may be cut short at their end)."""
+        procs = [proc for _, _, proc in self._procs]
+        _await_idle(procs)
+        return [part for _, part, _ in self._procs]
+
     def stop(self) -> None:
         """Stop capturing; the pcap holds every packet seen up to now."""
         procs, self._procs = self._procs, []
@@ -234,23 +243,35 @@ Key = tuple[str, str, int, str, int]
 """``(proto, src, sport, dst, dport)`` of a TCP or UDP packet."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _address(packed: bytes) -> str:
+    """An IPv4 or IPv6 address as text, as :mod:`ipaddress` writes it (a pcap names the
+    same few addresses over and over: each is read once)."""
+    if len(packed) == 4:
+        return socket.inet_ntop(socket.AF_INET, packed)
+    if packed[:12] == IPV4_MAPPED:  # ::ffff:102:304, where inet_ntop writes ::ffff:1.2.3.4
+        import ipaddress
+
+        return str(ipaddress.IPv6Address(packed))
+    return socket.inet_ntop(socket.AF_INET6, packed)
+
+
+IPV4_MAPPED = bytes(10) + b"\xff\xff"
+
+
 def ip_five_tuple(data: bytes) -> Key | None:
     """``(proto, src, sport, dst, dport)`` of an IPv4 or IPv6 packet carrying TCP or UDP,
     else ``None``."""
-    import ipaddress
-
     if not data:
         return None
     version = data[0] >> 4
     if version == 4 and len(data) >= 20:
         header = (data[0] & 15) * 4
         number = data[9]
-        src = str(ipaddress.IPv4Address(data[12:16]))
-        dst = str(ipaddress.IPv4Address(data[16:20]))
+        src, dst = _address(data[12:16]), _address(data[16:20])
     elif version == 6 and len(data) >= 40:
         header, number = 40, data[6]
-        src = str(ipaddress.IPv6Address(data[8:24]))
-        dst = str(ipaddress.IPv6Address(data[24:40]))
+        src, dst = _address(data[8:24]), _address(data[24:40])
     else:
         return None
     proto = {6: "tcp", 17: "udp"}.get(number)

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..capture import FILES
+from ..capture.spread import spreads
+from ..workflow.traffic import size_text
 
 
 def summary(rows: Sequence[Mapping[str, str]], record: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,6 +51,7 @@ def summary(rows: Sequence[Mapping[str, str]], record: Mapping[str, Any]) -> dic
             name: dict(sorted(Counter(r[name] for r in rows if r.get(name)).items()))
             for name in ENVIRONMENT
         },
+        "traffic": [group.document() for group in spreads(rows)],
         "tools": record.get("tools", {}),
     }
 
@@ -94,6 +97,10 @@ def markdown(facts: Mapping[str, Any], left_out: Sequence[str] = ()) -> str:
         "",
         *_environment(facts.get("environment", {})),
         "",
+        "## Traffic",
+        "",
+        *_traffic(facts.get("traffic", [])),
+        "",
         "## Tools",
         "",
         *(f"- {name} {version}" for name, version in facts["tools"].items()),
@@ -133,6 +140,37 @@ def _environment(facts: Mapping[str, Mapping[str, int]]) -> list[str]:
             "on a desktop with a GPU; compare such items only with each other"
         )
     return lines or ["- not recorded"]
+
+
+def _traffic(groups: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The card's traffic lines: each workflow's runs (per parameters and network), the
+    median and interquartile range of their bytes each way, and the suspect runs."""
+    if not groups:
+        return ["- no packets captured"]
+
+    def figure(group: Mapping[str, Any], name: str) -> str:
+        if name not in group:
+            return ""
+        q, middle = group[name], size_text(group[name]["median"])
+        if group["runs"] < 2:
+            return middle
+        return f"{middle} ({size_text(q['q1'])} to {size_text(q['q3'])})"
+
+    lines = [
+        "| workflow | parameters | network | runs | down: median (IQR) | up: median (IQR) "
+        "| suspect |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        *(
+            f"| {g['workflow'] or '(none)'} | {g['parameters']} | {g['network']} | {g['runs']} "
+            f"| {figure(g, 'bytes_down')} | {figure(g, 'bytes_up')} | {len(g['suspect'])} |"
+            for g in groups
+        ),
+    ]
+    suspects = [(item, why) for g in groups for item, why in g["suspect"].items()]
+    if suspects:
+        lines += ["", "Suspect runs (outside their spread; kept, not mixed in silently):", ""]
+        lines += [f"- `{item}`: {why}" for item, why in suspects]
+    return lines
 
 
 def _source(row: Mapping[str, str]) -> str:

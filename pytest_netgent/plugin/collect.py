@@ -20,13 +20,13 @@ from ..errors import (
 from ..replay.diagnosis import clear_screenshots
 from ..replay.run import RunResult
 from ..workflow import store
+from ..workflow.semantics import unset_error
 from ..workflow.spec import (
     BadDocument,
     LoadedWorkflow,
     Scalar,
     ScenarioDocument,
     load_documents,
-    unset_error,
 )
 from .keys import METADATA_PROPERTY, result_key
 from .marks import item_marks
@@ -315,6 +315,11 @@ class WorkflowItem(ReportsErrors, pytest.Function):
         for event in result.timeline[:1]:
             if event.event == "start":
                 event.detail = self.name
+        if self.loaded.workflow.expect_traffic:
+            from .expectations import check_traffic
+
+            values = {**self.loaded.workflow.vars, **self.params, "base_url": browser.base_url}
+            check_traffic(self, self.loaded, values, result)
         if isinstance(result.error, ReplayError) and self.name != result.error.workflow:
             result.error.workflow = self.name
         self.stash[result_key] = result

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NetgentError, display_path, heal_command
 from ..replay.run import RunResult, TimelineEvent, substitute
 from ..system.leftovers import end_marked, owned_env
-from ..workflow.spec import unset_error
+from ..workflow.semantics import unset_error
 from .spec import LoadedScenario, ResolvedMember
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""Workflow files: the pydantic models of ``*.netgent.yaml`` and their line-aware loader.
+"""Workflow files: the line-aware loader of ``*.netgent.yaml`` (the models it fills are
+:mod:`.model`'s, imported from here too; the checks beyond the schema :mod:`.semantics`').
 
 One YAML document is one :class:`Workflow`. The loader keeps the line of every key and
 value, so that each validation error names ``file:line`` and a one-line fix.
@@ -7,244 +8,31 @@ value, so that each validation error names ``file:line`` and a one-line fix.
 from __future__ import annotations
 
 import difflib
-import hashlib
-import itertools
-import json
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ValidationError,
+)
 
 from ..errors import WorkflowSpecError
+from .model import PLACEHOLDER as PLACEHOLDER  # the models live there; imported from here
+from .model import RESERVED_NAMES as RESERVED_NAMES
+from .model import LoadedWorkflow as LoadedWorkflow
+from .model import Scalar as Scalar
+from .model import StateSpec as StateSpec
+from .model import Workflow as Workflow
+from .model import line_of as _line_of
+from .model import workflow_schema as workflow_schema
+from .semantics import semantic_errors
+from .traffic import TrafficExpectation
 from .yamlsource import LOADER, MAX_BYTES, MAX_DEPTH, Builder, too_deep
 
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-"""A ``{name}`` placeholder for a var, a parameter, a secret or ``base_url``."""
-
-RESERVED_NAMES = frozenset({"base_url"})
-"""Placeholder names the plugin provides itself."""
-
-Scalar = str | int | float | bool
-
-
-class StateSpec(BaseModel):
-    """One natural-language state: when it applies (triggers) and what to do (actions)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, description="Unique name of the state in its workflow.")
-    description: str = Field("", description="What the state is, for people and the LLM.")
-    triggers: list[str] = Field(
-        default_factory=list,
-        description="Conditions that all hold when this state applies, in plain words.",
-    )
-    actions: list[str] = Field(
-        default_factory=list, description="What to do in this state, in order, in plain words."
-    )
-    end: str = Field(
-        "",
-        description="If set, reaching this state ends the workflow with a pass; the text is "
-        "the reason recorded in the timeline.",
-    )
-    repeat: int = Field(
-        0,
-        ge=0,
-        description="How many more times this state may fire in a row on an unchanged page "
-        "(0: it fires once until the page changes).",
-    )
-    continuous: bool = Field(
-        False,
-        description="The state may fire again and again on the same page (NetGent's "
-        "config.continuous); with the workflow's 'duration', being in it when the duration "
-        "is reached passes the workflow.",
-    )
-
-    @property
-    def engine_repeat(self) -> int:
-        """``repeat`` as the engine reads it (``continuous``: without bound)."""
-        from .automaton import CONTINUOUS
-
-        return CONTINUOUS if self.continuous else self.repeat
-
-    @field_validator("triggers", "actions", mode="before")
-    @classmethod
-    def _one_string_is_a_list(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
-
-    def prompt_hash(self) -> str:
-        """Hash of what the synthesiser reads: name, description, triggers and actions.
-
-        ``end`` and ``repeat`` steer the engine, not synthesis, so editing them does not
-        make the cached state stale.
-        """
-        payload = json.dumps(
-            {
-                "name": self.name,
-                "description": self.description,
-                "triggers": self.triggers,
-                "actions": self.actions,
-            },
-            sort_keys=True,
-            ensure_ascii=False,
-        )
-        return "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
-
-
-class Workflow(BaseModel):
-    """One workflow: a named list of states with the settings of its run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field("", description="Test item name; default: the file's stem.")
-    description: str = Field("", description="What the workflow does.")
-    category: str = Field(
-        "",
-        description="Traffic label in the capture manifest, e.g. video_on_demand, live_video, "
-        "video_call, social_media, scraping.",
-    )
-    group: str = Field(
-        "", description="Items of one group never run at the same time (xdist_group)."
-    )
-    metadata: dict[str, Scalar] = Field(
-        default_factory=dict,
-        description="Facts about the workflow kept with each of its items: in the report's "
-        "properties, item.json and the dataset manifest (e.g. the NetGent registry's id, "
-        "name and version of a converted workflow).",
-    )
-    start_url: str = Field(
-        "", description="Page opened before the first state; may use {base_url} and vars."
-    )
-    vars: dict[str, Scalar | None] = Field(
-        default_factory=dict,
-        description="Values usable as {name} in prompts and start_url; null: a value still "
-        "to be given (the items fail naming it, as a converted NetGent parameter).",
-    )
-    parametrize: dict[str, list[Scalar]] = Field(
-        default_factory=dict,
-        description="Each key lists values; every combination is its own test item.",
-    )
-    secrets: dict[str, str] = Field(
-        default_factory=dict,
-        description="Secret name -> environment variable holding its value. Typed by the "
-        "executor, never stored or shown.",
-    )
-    marks: list[str | dict[str, Any]] = Field(
-        default_factory=list,
-        description="pytest marks: a name, or {name: reason} / {name: {kwargs}} "
-        "(e.g. {skip: 'site down'}, {xfail: {reason: flaky, strict: false}}).",
-    )
-    timeout: float = Field(300.0, gt=0, description="Seconds for the whole workflow.")
-    state_timeout: float | None = Field(
-        None,
-        gt=0,
-        description="Seconds to wait for a state to match; default: --netgent-state-timeout.",
-    )
-    max_steps: int = Field(200, gt=0, description="Most states the workflow may run.")
-    duration: float | None = Field(
-        None,
-        gt=0,
-        description="Seconds the workflow runs when it ends in a continuous state rather "
-        "than an end state: being in a continuous state then passes it.",
-    )
-    window: str | None = Field(
-        None,
-        description="Browser window size WIDTHxHEIGHT (e.g. 1280x900) the states hold at; "
-        "recorded in the cache file; --netgent-window-size overrides it.",
-    )
-    network: str | None = Field(
-        None,
-        description="Network condition on the wire for this workflow's items: a profile "
-        "(edge, 3g-slow, 3g, 4g, lte, dsl, cable, fios, satellite, lossy-wifi), key=value "
-        "pairs of rate, up, delay, jitter, loss, queue (rate=2mbit,delay=40ms), or a "
-        "placeholder ('{net}'); over --netgent-network.",
-    )
-    allowed_hosts: list[str] | None = Field(
-        None,
-        description="Hosts the browser may visit; default: start_url's host. '*' allows all.",
-    )
-    allow_multiple_states: bool = Field(
-        True,
-        description="If false, two states matching the same page is an error instead of "
-        "the first declared one winning.",
-    )
-    states: list[StateSpec] = Field(min_length=1, description="The states, in priority order.")
-
-    def state(self, name: str) -> StateSpec | None:
-        """The state named ``name``, if any."""
-        return next((s for s in self.states if s.name == name), None)
-
-    def known_names(self) -> set[str]:
-        """Every placeholder name this workflow may use."""
-        return set(self.vars) | set(self.parametrize) | set(self.secrets) | RESERVED_NAMES
-
-    @field_validator("window")
-    @classmethod
-    def _window(cls, value: str | None) -> str | None:
-        from .window import parse_window, window_text
-
-        return None if value is None else window_text(parse_window(value))
-
-    @field_validator("network")
-    @classmethod
-    def _network(cls, value: str | None) -> str | None:
-        if value is None or "{" in value or "%" in value:
-            return value  # a placeholder: checked once its item's values fill it
-        from ..network.conditions import parse
-
-        parse(value, "")
-        return value
-
-    def prompt_hash(self) -> str:
-        """Hash over every state's prompt hash, in declared order."""
-        joined = "\n".join(s.prompt_hash() for s in self.states)
-        return "sha256:" + hashlib.sha256(joined.encode()).hexdigest()
-
-    def parameter_sets(self) -> list[tuple[str, dict[str, Scalar]]]:
-        """``(id, values)`` for each combination of ``parametrize``; one empty set if none."""
-        if not self.parametrize:
-            return [("", {})]
-        keys = list(self.parametrize)
-        out = []
-        for combo in itertools.product(*(self.parametrize[k] for k in keys)):
-            values = dict(zip(keys, combo, strict=True))
-            out.append(("-".join(_id_part(v) for v in combo), values))
-        return out
-
-
-def _id_part(value: Scalar) -> str:
-    text = str(value).lower() if isinstance(value, bool) else str(value)
-    text = re.sub(r"\s+", "_", text.strip())
-    return text.encode("ascii", "backslashreplace").decode() or "empty"
-
-
-def workflow_schema() -> dict[str, Any]:
-    """JSON Schema of one workflow document, for editors that validate YAML."""
-    schema = Workflow.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "pytest-netgent workflow (*.netgent.yaml)"
-    return schema
-
-
 # --------------------------------------------------------------------------- loading
-
-
-@dataclass
-class LoadedWorkflow:
-    """A workflow read from a file, with where it came from."""
-
-    workflow: Workflow
-    path: Path
-    line: int
-    index: int
-    lines: dict[tuple[Any, ...], int] = field(default_factory=dict)
-
-    def line_of(self, *loc: Any) -> int:
-        """Line of the deepest known part of ``loc`` (falls back to the document's line)."""
-        return _line_of(self.lines, loc, self.line)
 
 
 @dataclass
@@ -273,13 +61,6 @@ class ScenarioDocument:
     def line_of(self, *loc: Any) -> int:
         """Line of the deepest known part of ``loc`` (falls back to the document's line)."""
         return _line_of(self.lines, loc, self.line)
-
-
-def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...], default: int) -> int:
-    for end in range(len(loc), -1, -1):
-        if loc[:end] in lines:
-            return lines[loc[:end]]
-    return default
 
 
 def load_workflows(path: Path) -> Iterator[LoadedWorkflow | BadDocument]:
@@ -408,7 +189,7 @@ def _load_document(
     except ValidationError as exc:
         return BadDocument(_explain(path, exc, builder, data, line), path, line, index, name)
     loaded = LoadedWorkflow(workflow, path, line, index, builder.lines)
-    problem = _semantic_errors(loaded, builder)
+    problem = semantic_errors(loaded)
     if problem is not None:
         return BadDocument(problem, path, line, index, name)
     return loaded
@@ -429,7 +210,13 @@ def _explain(
     if kind == "extra_forbidden":
         key = str(loc[-1])
         line = builder.key_lines.get(loc) or _line_of(builder.lines, loc, doc_line)
-        model = StateSpec if len(loc) == 3 and loc[0] == "states" else Workflow
+        models: dict[str, type[BaseModel]] = {
+            "states": StateSpec,
+            "expect_traffic": TrafficExpectation,
+        }
+        model = models.get(str(loc[0]), Workflow) if len(loc) == 3 else Workflow
+        if model is TrafficExpectation:
+            where = f" in expect_traffic[{loc[1]}]"
         valid = list(model.model_fields)
         close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}?" if close else "valid keys: " + ", ".join(valid)
@@ -473,111 +260,3 @@ def _where(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
                 return f" in state {state['name']!r}"
         return f" in state {loc[1] + 1}"
     return ""
-
-
-def _semantic_errors(loaded: LoadedWorkflow, builder: Builder) -> WorkflowSpecError | None:
-    """Checks the schema cannot express: unique names, known placeholders, secrets."""
-    return _shape_error(loaded) or _names_error(loaded) or _placeholder_error(loaded)
-
-
-def unset_error(loaded: LoadedWorkflow, given: Iterable[str] = ()) -> WorkflowSpecError | None:
-    """A var with no value (``null``) that ``given`` (a scenario member's vars) does not
-    give: the workflow cannot run until it has one."""
-    for key, value in loaded.workflow.vars.items():
-        if value is None and key not in set(given):
-            return WorkflowSpecError(
-                loaded.path,
-                loaded.line_of("vars", key),
-                f"var {key!r} has no value: give it one here (or convert with "
-                f"`netgent convert ... --var {key}=VALUE`)",
-            )
-    return None
-
-
-def _shape_error(loaded: LoadedWorkflow) -> WorkflowSpecError | None:
-    """Unique state names, and a way to end: an end state, or a duration run out."""
-    wf = loaded.workflow
-    path = loaded.path
-    seen: dict[str, int] = {}
-    for i, state in enumerate(wf.states):
-        line = loaded.line_of("states", i, "name")
-        if state.name in seen:
-            return WorkflowSpecError(
-                path,
-                line,
-                f"duplicate state name {state.name!r} (first at line {seen[state.name]}): "
-                "state names must be unique within a workflow",
-            )
-        seen[state.name] = line
-    if not any(s.end for s in wf.states) and not (
-        wf.duration and any(s.continuous for s in wf.states)
-    ):
-        return WorkflowSpecError(
-            path,
-            loaded.line_of("states"),
-            "no state has 'end': mark the state that finishes the workflow with 'end: "
-            "<reason>' (or give a 'continuous: true' state and the workflow a 'duration')",
-        )
-    if wf.duration and not any(s.continuous for s in wf.states):
-        return WorkflowSpecError(
-            path,
-            loaded.line_of("duration"),
-            "'duration' needs a state with 'continuous: true' to run it out; without one, "
-            "remove 'duration' (the workflow ends at its end state)",
-        )
-    return None
-
-
-def _names_error(loaded: LoadedWorkflow) -> WorkflowSpecError | None:
-    """Parameters with values; vars, parameters and secrets that do not collide."""
-    wf = loaded.workflow
-    path = loaded.path
-    for key, values in wf.parametrize.items():
-        if not values:
-            return WorkflowSpecError(
-                path,
-                loaded.line_of("parametrize", key),
-                f"parametrize.{key} has no values: list at least one, e.g. '{key}: [a, b]'",
-            )
-    for key in wf.secrets:
-        if key in wf.vars or key in wf.parametrize:
-            return WorkflowSpecError(
-                path,
-                loaded.line_of("secrets", key),
-                f"secret {key!r} is also a var or parameter: rename one of them",
-            )
-    for key in list(wf.vars) + list(wf.parametrize) + list(wf.secrets):
-        if key in RESERVED_NAMES:
-            return WorkflowSpecError(
-                path,
-                loaded.line_of("vars", key),
-                f"{key!r} is provided by pytest-netgent (--netgent-base-url): rename it",
-            )
-    return None
-
-
-def _placeholder_error(loaded: LoadedWorkflow) -> WorkflowSpecError | None:
-    """Every ``{name}`` in the workflow's text is a var, a parameter or a secret."""
-    wf = loaded.workflow
-    known = wf.known_names()
-    texts: list[tuple[tuple[Any, ...], str]] = [(("start_url",), wf.start_url)]
-    for i, state in enumerate(wf.states):
-        texts.append((("states", i, "description"), state.description))
-        texts += [(("states", i, "triggers", j), t) for j, t in enumerate(state.triggers)]
-        texts += [(("states", i, "actions", j), a) for j, a in enumerate(state.actions)]
-    for loc, text in texts:
-        for match in PLACEHOLDER.finditer(text):
-            if match.group(1) not in known:
-                names = sorted(known)
-                close = difflib.get_close_matches(match.group(1), names, n=1)
-                hint = (
-                    f"did you mean {{{close[0]}}}?"
-                    if close
-                    else "define it under 'vars', 'parametrize' or 'secrets'"
-                )
-                return WorkflowSpecError(
-                    loaded.path,
-                    loaded.line_of(*loc),
-                    f"undefined placeholder {{{match.group(1)}}}: {hint}",
-                )
-    return None
