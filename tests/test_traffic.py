@@ -335,3 +335,16 @@ def test_the_card_shows_each_groups_spread_and_its_suspects() -> None:
         "| watch |  | unshaped | 5 | 1 MB (980 kB to 1.02 MB) | 2 kB (2 kB to 2 kB) | 1 |" in text
     )
     assert "- `watch.netgent.yaml::watch[none-4]`: bytes_down 40 kB outside" in text
+
+
+def test_a_scenario_member_s_expectations_are_said_to_be_unchecked(
+    project: Project, player_site: str
+) -> None:
+    watch_project(project)
+    project.workflow(
+        "together",
+        "name: together\nscenario:\n  - {name: viewer, workflow: played.netgent.yaml::played}\n",
+    )
+    result = project.run("-rA", "-k", "together", base_url=player_site)
+    result.assert_outcomes(passed=1, deselected=2)
+    result.stdout.fnmatch_lines(["*expect_traffic not checked for member viewer: a scenario's*"])

@@ -199,6 +199,17 @@ class ScenarioItem(ReportsErrors, pytest.Function):
         self._member_files(settings)
         for o in self.outcomes:
             self.add_report_section("call", f"member {o.name}", _summary(o))
+        expecting = [
+            m.name for m in self.loaded.members if m.loaded and m.loaded.workflow.expect_traffic
+        ]
+        if expecting:  # said, never passed over in silence
+            self.add_report_section(
+                "call",
+                "netgent traffic",
+                f"expect_traffic not checked for member {', '.join(expecting)}: a scenario's "
+                "pcap holds every member's traffic (flows.csv labels its flows); a "
+                "workflow's expectations are checked when it runs as an item of its own",
+            )
         # junit: the states each browser member went through, as an item's
         visited = [
             f"{o.name}: {' > '.join(o.result.states_visited)}"
