@@ -243,6 +243,10 @@ Key = tuple[str, str, int, str, int]
 """``(proto, src, sport, dst, dport)`` of a TCP or UDP packet."""
 
 
+IPV4_MAPPED = bytes(10) + b"\xff\xff"
+"""The first 12 bytes of an IPv4-mapped IPv6 address."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _address(packed: bytes) -> str:
     """An IPv4 or IPv6 address as text, as :mod:`ipaddress` writes it (a pcap names the
@@ -254,9 +258,6 @@ def _address(packed: bytes) -> str:
 
         return str(ipaddress.IPv6Address(packed))
     return socket.inet_ntop(socket.AF_INET6, packed)
-
-
-IPV4_MAPPED = bytes(10) + b"\xff\xff"
 
 
 def ip_five_tuple(data: bytes) -> Key | None:
